@@ -1,0 +1,36 @@
+// What the command line of `dlc` asks for, parsed once in main.cpp and
+// handed to the pipeline, so that no stage reads argv or the environment.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/diagnostics/diagnostics.h"
+
+namespace delta::driver {
+
+// `dlc` exits with one of these and nothing else (cli.md).
+enum ExitStatus : int {
+  kExitSuccess = 0,
+  kExitCompileError = 1,  // diagnostics were reported (or a run-time error)
+  kExitUsage = 2,         // bad use of dlc itself
+};
+
+enum class ColorMode { Auto, Always, Never };
+
+// Options that every command that reads source accepts.
+struct CommonOptions {
+  DiagFormat diagnostics = DiagFormat::Text;
+  ColorMode color = ColorMode::Auto;
+  // Folders searched for `import NAME;` after the importing file's folder.
+  std::vector<std::string> stdlib_dirs;
+};
+
+// `dlc check [--types] FILE`.
+struct CheckCommandOptions {
+  CommonOptions common;
+  std::string input;
+  bool print_types = false;
+};
+
+}  // namespace delta::driver
