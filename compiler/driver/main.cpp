@@ -17,7 +17,6 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -111,25 +110,37 @@ std::vector<std::string> StdlibDirs(const char* argv0) {
   return dirs;
 }
 
-// Options shared by every command that reads source.
-void AddCommonOptions(CLI::App& command, CommonOptions& common) {
-  static const std::map<std::string, DiagFormat> kFormats = {
-      {"text", DiagFormat::Text}, {"json", DiagFormat::Json}};
-  static const std::map<std::string, ColorMode> kColors = {
-      {"auto", ColorMode::Auto},
-      {"always", ColorMode::Always},
-      {"never", ColorMode::Never}};
+// The spellings of the options shared by every command that reads source;
+// they are turned into CommonOptions once parsing succeeded.
+struct CommonSpellings {
+  std::string diagnostics = "text";
+  std::string color = "auto";
+};
+
+void AddCommonOptions(CLI::App& command, CommonSpellings& spellings) {
   command
-      .add_option("--diagnostics", common.diagnostics,
+      .add_option("--diagnostics", spellings.diagnostics,
                   "Diagnostics as text or as JSON lines (for tools)")
-      ->transform(CLI::CheckedTransformer(kFormats))
+      ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");
   command
-      .add_option("--color", common.color,
+      .add_option("--color", spellings.color,
                   "Colour diagnostics: auto (stderr is a terminal), always, "
                   "never")
-      ->transform(CLI::CheckedTransformer(kColors))
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->option_text("auto|always|never");
+}
+
+CommonOptions ToCommonOptions(const CommonSpellings& spellings,
+                              const char* argv0) {
+  CommonOptions common;
+  common.diagnostics =
+      spellings.diagnostics == "json" ? DiagFormat::Json : DiagFormat::Text;
+  common.color = spellings.color == "always"  ? ColorMode::Always
+                 : spellings.color == "never" ? ColorMode::Never
+                                              : ColorMode::Auto;
+  common.stdlib_dirs = StdlibDirs(argv0);
+  return common;
 }
 
 int Main(int argc, char** argv) {
@@ -151,7 +162,12 @@ int Main(int argc, char** argv) {
   check_command->add_flag(
       "--types", check.print_types,
       "Also print every top-level definition with its type on stdout");
-  AddCommonOptions(*check_command, check.common);
+  check_command
+      ->add_flag("--locals", check.print_locals,
+                 "With --types, also print each function's local bindings")
+      ->needs("--types");
+  CommonSpellings check_spellings;
+  AddCommonOptions(*check_command, check_spellings);
 
   std::vector<CLI::App*> planned;
   for (const PlannedCommand& command : kPlannedCommands) {
@@ -161,6 +177,25 @@ int Main(int argc, char** argv) {
     sub->allow_extras();
     sub->prefix_command();
     planned.push_back(sub);
+  }
+
+  // CLI11 would call an unknown command or option "a missing subcommand".
+  auto is_command = [&app](llvm::StringRef name) {
+    return !app.get_subcommands([name](const CLI::App* sub) {
+                 return sub->get_name() == name;
+               })
+                .empty();
+  };
+  if (argc > 1) {
+    llvm::StringRef first = argv[1];
+    bool is_option = first.starts_with("-");
+    if (is_option ? first != "-h" && first != "--help" && first != "--version"
+                  : !is_command(first)) {
+      std::cerr << "dlc: error: unknown " << (is_option ? "option" : "command")
+                << " '" << argv[1] << "'\n"
+                << "Run 'dlc --help' for usage.\n";
+      return kExitUsage;
+    }
   }
 
   try {
@@ -185,7 +220,7 @@ int Main(int argc, char** argv) {
     }
   }
 
-  check.common.stdlib_dirs = StdlibDirs(argv[0]);
+  check.common = ToCommonOptions(check_spellings, argv[0]);
   int status = Check(check, llvm::outs(), llvm::errs());
   llvm::outs().flush();
   if (llvm::outs().has_error()) {

@@ -31,6 +31,7 @@ struct CheckCommandOptions {
   CommonOptions common;
   std::string input;
   bool print_types = false;
+  bool print_locals = false;  // with --types: each function's local bindings
 };
 
 }  // namespace delta::driver

@@ -48,7 +48,11 @@ ExitStatus Check(const CheckCommandOptions& options, llvm::raw_ostream& out,
   if (!checked.ok || diags.HasErrors()) return kExitCompileError;
 
   // 2. With --types, the typed top-level definitions.
-  if (options.print_types) sema::PrintTypes(*checked.program, out);
+  if (options.print_types) {
+    sema::PrintTypesOptions print_options;
+    print_options.locals = options.print_locals;
+    sema::PrintTypes(*checked.program, out, print_options);
+  }
   out.flush();
   return kExitSuccess;
 }

@@ -1,0 +1,45 @@
+# lit configuration of Delta's language tests: every .dl file under
+# lang-tests/ is a test whose RUN lines call %dlc, FileCheck and not.
+# -*- Python -*-
+import os
+import shutil
+
+import lit.formats
+
+config.name = "Delta"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".dl"]
+config.excludes = ["Inputs", "utils"]
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+config.test_exec_root = os.path.join(config.delta_obj_root, "lang-tests")
+
+python = "/usr/bin/python3"
+utils = os.path.join(config.test_source_root, "utils")
+
+config.substitutions.append(("%dlc", config.dlc_path))
+# `%expect_exit N cmd…` runs cmd, passes its output through, and fails
+# unless it exits with status N (not merely non-zero, and never a signal).
+config.substitutions.append(
+    ("%expect_exit", f"{python} {os.path.join(utils, 'expect_exit.py')}"))
+# FileCheck and not from LLVM 19's tools, matched as whole words so that
+# e.g. `--check-prefix=NOTE` is left alone.
+for tool in ["FileCheck", "not"]:
+    config.substitutions.append(
+        (rf"(?<![\w.\-/=]){tool}(?![\w.\-])",
+         os.path.join(config.llvm_tools_dir, tool)))
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, config.environment.get("PATH", "")])
+# A crash must look like a crash to `not`, not like a compile error.
+config.environment["DLC_KEEP_CRASH_SIGNALS"] = "1"
+config.environment["NO_COLOR"] = "1"
+for name in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "DELTA_STDLIB_PATH"]:
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
+# GPU code generation tests check PTX with ptxas when the CUDA toolkit is
+# there; they say `REQUIRES: cuda` and are skipped elsewhere.
+if os.path.exists("/usr/local/cuda/bin/ptxas") or shutil.which("ptxas"):
+    config.available_features.add("cuda")
+if config.delta_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
