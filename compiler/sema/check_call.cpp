@@ -1,0 +1,610 @@
+// Calls: function values, their signatures, and implicit lifting with size
+// parameters solved jointly (section 4.4 of the contract).
+#include <llvm/ADT/STLExtras.h>
+
+#include "compiler/sema/checker.h"
+
+namespace delta::sema {
+
+Callable* Checker::NewCallable(Callable::Kind kind) {
+  Callable& callable = program_.callables.emplace_back();
+  callable.kind = kind;
+  return &callable;
+}
+
+const Callable* Checker::FnCallable(FnInfo* fn) {
+  auto [it, inserted] = fn_callables_.try_emplace(fn, nullptr);
+  if (inserted) {
+    Callable* callable = NewCallable(Callable::Kind::Fn);
+    callable->fn = fn;
+    it->second = callable;
+  }
+  return it->second;
+}
+
+std::vector<llvm::StringRef> Checker::ParamNames(const Callable* callable) {
+  switch (callable->kind) {
+    case Callable::Kind::Fn: {
+      std::vector<llvm::StringRef> names;
+      for (const ast::Param& param : callable->fn->decl->params)
+        names.push_back(param.name.name);
+      return names;
+    }
+    case Callable::Kind::Lambda: {
+      std::vector<llvm::StringRef> names;
+      for (const ast::Param& param : callable->lambda->params)
+        names.push_back(param.name.name);
+      return names;
+    }
+    case Callable::Kind::Pullback:
+      return {"dy"};
+    case Callable::Kind::Builtin:
+      return {};
+    default:
+      return ParamNames(callable->inner);
+  }
+}
+
+bool Checker::HasStaticSignature(const Callable* callable) {
+  switch (callable->kind) {
+    case Callable::Kind::Fn:
+    case Callable::Kind::Pullback:
+      return true;
+    case Callable::Kind::Lambda:
+      return callable->signature != nullptr ||
+             llvm::all_of(callable->lambda->params,
+                          [](const ast::Param& p) { return p.type; });
+    case Callable::Kind::Builtin:
+      return false;
+    default:
+      return HasStaticSignature(callable->inner);
+  }
+}
+
+const Signature* Checker::LambdaSignature(
+    const Callable* callable, const std::vector<const Type*>* arg_types,
+    Span use) {
+  ast::LambdaExpr* lambda = callable->lambda;
+  auto signature = std::make_unique<Signature>();
+  bool annotated = llvm::all_of(lambda->params,
+                                [](const ast::Param& p) { return p.type; });
+  if (!annotated) {
+    if (!arg_types) {
+      Error(DiagKind::BadBuiltinUse, use,
+            "cannot tell the parameter types of this lambda here; annotate "
+            "them: |x: f32| …")
+          .Note(lambda->span, "the lambda");
+      return nullptr;
+    }
+    if (arg_types->size() != lambda->params.size()) {
+      Error(DiagKind::ArgCount, use,
+            "the lambda takes " + std::to_string(lambda->params.size()) +
+                " argument(s) but is given " +
+                std::to_string(arg_types->size()));
+      return nullptr;
+    }
+  }
+  Context context;
+  context.scope = callable->lambda_scope;
+  context.function = callable->lambda_owner;
+  context.in_main = callable->lambda_in_main;
+  for (size_t i = 0; i < lambda->params.size(); ++i) {
+    ast::Param& param = lambda->params[i];
+    const Type* type = param.type
+                           ? ResolveTypeExpr(param.type, context.scope)
+                           : Resolve((*arg_types)[i]);
+    if (ContainsFunction(type)) {
+      Error(DiagKind::FunctionValueMisuse, param.span,
+            "a lambda parameter cannot be a function");
+      type = types().Error();
+    }
+    Symbol* symbol = NewSymbol(Symbol::Kind::Value, param.name.name,
+                               param.name.span);
+    symbol->type = type;
+    Record(&symbol->type);
+    param.symbol = symbol;
+    context.scope = Bind(context.scope, symbol, context);
+    signature->param_names.push_back(param.name.name);
+    signature->params.push_back(type);
+  }
+  // Publish the parameters before the body, so that a use inside the body
+  // does not start a second inference.
+  signature->result = types().Error();
+  callable->signature = std::move(signature);
+  LitVarId first = StatementStart();
+  const Type* result = CheckExpr(lambda->body, context);
+  if (lambda->result_type) {
+    const Type* declared = ResolveTypeExpr(lambda->result_type, context.scope);
+    Expect(declared, result, lambda->body->span, "the lambda's result",
+           lambda->body);
+    result = declared;
+  }
+  EndStatement(first);
+  callable->signature->result = Resolve(result);
+  for (const Type*& param : callable->signature->params) param = Resolve(param);
+  return callable->signature.get();
+}
+
+const Signature* Checker::DerivedSignature(
+    const Callable* callable, const std::vector<const Type*>* arg_types,
+    Span use) {
+  auto signature = std::make_unique<Signature>();
+  switch (callable->kind) {
+    case Callable::Kind::Checkpoint: {
+      const Signature* inner = GetSignature(callable->inner, arg_types, use);
+      if (!inner) return nullptr;
+      *signature = *inner;
+      break;
+    }
+    case Callable::Kind::SizeBound: {
+      const Signature* inner = GetSignature(callable->inner, arg_types, use);
+      if (!inner) return nullptr;
+      DimMap map;
+      for (auto [param, dim] : callable->bindings) map[param] = dim;
+      for (const DimInfo* param : inner->size_params)
+        if (!map.count(param)) signature->size_params.push_back(param);
+      signature->param_names = inner->param_names;
+      for (const Type* param : inner->params)
+        signature->params.push_back(Substitute(param, map));
+      signature->result = Substitute(inner->result, map);
+      break;
+    }
+    case Callable::Kind::Vmap: {
+      const DimInfo* over = callable->over;
+      std::vector<const Type*> stripped;
+      if (arg_types) {
+        for (const Type* arg : *arg_types) {
+          DimSet dims = AllDims(Resolve(arg));
+          dims.Erase(over);
+          const Type* resolved = Resolve(arg);
+          stripped.push_back(resolved->IsLeaf() || resolved->kind ==
+                                                       Type::Kind::Struct
+                                 ? types().WithDims(resolved,
+                                                    [&] {
+                                                      DimSet d = resolved->dims;
+                                                      d.Erase(over);
+                                                      return d;
+                                                    }())
+                                 : resolved);
+        }
+      }
+      const Signature* inner =
+          GetSignature(callable->inner, arg_types ? &stripped : nullptr, use);
+      if (!inner) return nullptr;
+      for (const Type* type : inner->params) {
+        if (AllDims(type).Contains(over)) {
+          Error(DiagKind::VmapDimInUse, use,
+                "cannot vmap over `" + over->name.str() +
+                    "`: the function already uses that dim in " +
+                    TypeString(type));
+          return nullptr;
+        }
+      }
+      if (AllDims(inner->result).Contains(over)) {
+        Error(DiagKind::VmapDimInUse, use,
+              "cannot vmap over `" + over->name.str() +
+                  "`: the function's result already has that dim");
+        return nullptr;
+      }
+      signature->size_params = inner->size_params;
+      signature->param_names = inner->param_names;
+      for (const Type* type : inner->params)
+        signature->params.push_back(Lift(type, {over}, use));
+      signature->result = Lift(inner->result, {over}, use);
+      break;
+    }
+    case Callable::Kind::Grad: {
+      const Signature* inner = GetSignature(callable->inner, arg_types, use);
+      if (!inner) return nullptr;
+      const Type* result = Resolve(inner->result);
+      if (result->kind == Type::Kind::LitVar &&
+          literals_.IsFloat(result->var) && result->dims.empty()) {
+        // A flexible float result is fine: it becomes f32 or f64.
+      } else if (!result->IsError() && !result->IsScalarOf(ScalarKind::F32) &&
+                 !result->IsScalarOf(ScalarKind::F64)) {
+        Error(DiagKind::GradNotScalar, use,
+              CallableName(callable) + " needs a function whose result is a "
+              "float scalar; `" + CallableName(callable->inner) +
+                  "` returns " + TypeString(result) +
+                  (result->kind == Type::Kind::Scalar && !result->dims.empty()
+                       ? "; reduce it first, e.g. with sum(…)"
+                       : ""));
+        return nullptr;
+      }
+      std::vector<const Type*> gradients;
+      for (unsigned index : callable->wrt) {
+        if (index >= inner->params.size()) return nullptr;
+        const Type* param = inner->params[index];
+        if (!IsFloatValued(param)) {
+          Error(DiagKind::NotDifferentiable, use,
+                "cannot differentiate with respect to `" +
+                    inner->param_names[index].str() + "` of type " +
+                    TypeString(param) + ": it holds no floats");
+          return nullptr;
+        }
+        gradients.push_back(Tangent(param));
+      }
+      const Type* gradient = callable->wrt_is_tuple
+                                 ? types().Tuple(gradients)
+                                 : gradients.front();
+      *signature = *inner;
+      signature->result = callable->with_value
+                              ? types().Tuple({inner->result, gradient})
+                              : gradient;
+      break;
+    }
+    default:
+      return nullptr;
+  }
+  callable->signature = std::move(signature);
+  return callable->signature.get();
+}
+
+const Signature* Checker::GetSignature(
+    const Callable* callable, const std::vector<const Type*>* arg_types,
+    Span use) {
+  switch (callable->kind) {
+    case Callable::Kind::Fn:
+      CheckFnSignature(callable->fn);
+      return &callable->fn->signature;
+    case Callable::Kind::Lambda:
+      if (callable->signature) return callable->signature.get();
+      return LambdaSignature(callable, arg_types, use);
+    case Callable::Kind::Pullback:
+      return callable->signature.get();
+    case Callable::Kind::Builtin:
+      Error(DiagKind::BadBuiltinUse, use,
+            "a builtin cannot be used as a function value; wrap it in a "
+            "lambda");
+      return nullptr;
+    default:
+      if (callable->signature) return callable->signature.get();
+      return DerivedSignature(callable, arg_types, use);
+  }
+}
+
+// --- Lifting -----------------------------------------------------------------
+
+namespace {
+
+// One pair of matching leaves (or struct lift dims): the parameter's dims,
+// which may mention size parameters, and the argument's dims.
+struct LeafPair {
+  DimSet param_dims;
+  DimSet arg_dims;
+  size_t arg = 0;
+};
+
+struct Candidate {
+  DimMap binding;
+  std::vector<DimSet> extra;  // per argument
+};
+
+}  // namespace
+
+const Type* Checker::ApplySignature(const Signature& signature,
+                                    const std::vector<const Type*>& arg_types,
+                                    const std::vector<Span>& arg_spans,
+                                    const std::vector<ast::Expr*>& arg_exprs,
+                                    const DimMap& explicit_bindings,
+                                    llvm::StringRef callee_name,
+                                    Span call_span, CallInfo* info) {
+  std::string name = callee_name.str();
+  if (arg_types.size() != signature.params.size()) {
+    Error(DiagKind::ArgCount, call_span,
+          "`" + name + "` takes " + std::to_string(signature.params.size()) +
+              " argument(s) but is given " + std::to_string(arg_types.size()));
+    return types().Error();
+  }
+  auto is_size_param = [&](const DimInfo* dim) {
+    return llvm::is_contained(signature.size_params, dim);
+  };
+
+  // 1. Match the structure, collecting leaf pairs and forced bindings.
+  std::vector<LeafPair> pairs;
+  DimMap forced = explicit_bindings;
+  bool failed = false;
+  std::function<bool(const Type*, const Type*, size_t)> match =
+      [&](const Type* param, const Type* arg, size_t i) -> bool {
+    param = Resolve(param);
+    arg = Resolve(arg);
+    if (param->IsError() || arg->IsError()) return true;
+    if (param->IsLeaf()) {
+      if (!arg->IsLeaf()) return false;
+      if (param->kind == Type::Kind::Index) {
+        if (arg->kind != Type::Kind::Index) return false;
+        if (is_size_param(param->index_dim)) {
+          auto [it, inserted] = forced.emplace(param->index_dim, arg->index_dim);
+          if (!inserted && it->second != arg->index_dim) return false;
+        } else if (param->index_dim != arg->index_dim) {
+          return false;
+        }
+      } else if (!UnifyLeafKinds(*this, types().WithDims(param, {}),
+                                 types().WithDims(arg, {}))) {
+        return false;
+      }
+      pairs.push_back({param->dims, arg->dims, i});
+      return true;
+    }
+    if (param->kind != arg->kind) return false;
+    switch (param->kind) {
+      case Type::Kind::Tuple:
+        if (param->elements.size() != arg->elements.size()) return false;
+        for (size_t k = 0; k < param->elements.size(); ++k)
+          if (!match(param->elements[k], arg->elements[k], i)) return false;
+        return true;
+      case Type::Kind::Struct:
+        if (param->struct_info != arg->struct_info) return false;
+        for (size_t k = 0; k < param->struct_args.size(); ++k) {
+          const DimInfo* p = param->struct_args[k];
+          const DimInfo* a = arg->struct_args[k];
+          if (is_size_param(p)) {
+            auto [it, inserted] = forced.emplace(p, a);
+            if (!inserted && it->second != a) return false;
+          } else if (p != a) {
+            return false;
+          }
+        }
+        pairs.push_back({param->dims, arg->dims, i});
+        return true;
+      case Type::Kind::Function:
+        return param->callable == arg->callable;
+      default:
+        return false;
+    }
+  };
+  for (size_t i = 0; i < arg_types.size(); ++i) {
+    if (!match(signature.params[i], arg_types[i], i)) {
+      const Type* param = Resolve(signature.params[i]);
+      Error(DiagKind::NoLifting, arg_spans[i],
+            "argument " + std::to_string(i + 1) + " of `" + name +
+                "`: expected " + TypeString(param) + ", found " +
+                TypeString(arg_types[i]))
+          .Note(call_span, "`" + name + "` has type " +
+                               SignatureString(signature));
+      failed = true;
+    }
+  }
+  if (failed) return types().Error();
+
+  // 2. Candidate dims for each unbound size parameter.
+  std::vector<const DimInfo*> unbound;
+  for (const DimInfo* param : signature.size_params)
+    if (!forced.count(param)) unbound.push_back(param);
+  std::vector<std::vector<const DimInfo*>> choices;
+  for (const DimInfo* param : unbound) {
+    std::optional<DimSet> allowed;
+    for (const LeafPair& pair : pairs) {
+      if (!pair.param_dims.Contains(param)) continue;
+      DimSet fixed;
+      for (const DimInfo* dim : pair.param_dims) {
+        if (llvm::is_contained(unbound, dim)) continue;
+        auto it = forced.find(dim);
+        fixed.Insert(it == forced.end() ? dim : it->second);
+      }
+      DimSet here = pair.arg_dims.Minus(fixed);
+      allowed = allowed ? allowed->Intersect(here) : here;
+    }
+    if (!allowed) {
+      Error(DiagKind::UnboundSizeParam, call_span,
+            "no argument of `" + name + "` determines its size parameter `" +
+                param->name.str() + "`; bind it by name: " + name + "[" +
+                param->name.str() + ": d](…)");
+      return types().Error();
+    }
+    choices.emplace_back(allowed->begin(), allowed->end());
+  }
+
+  // 3. Try every assignment; keep those that make the call a lifted call.
+  std::vector<Candidate> candidates;
+  std::string last_failure;
+  const ast::Expr* failure_expr = nullptr;
+  Span failure_span = call_span;
+  const Type* failure_expected = nullptr;
+  const Type* failure_actual = nullptr;
+  size_t tried = 0;
+  DimMap binding = forced;
+  std::function<void(size_t)> search = [&](size_t k) {
+    if (tried > 4096) return;
+    if (k < unbound.size()) {
+      for (const DimInfo* dim : choices[k]) {
+        binding[unbound[k]] = dim;
+        search(k + 1);
+      }
+      binding.erase(unbound[k]);
+      return;
+    }
+    ++tried;
+    Candidate candidate;
+    candidate.binding = binding;
+    candidate.extra.assign(arg_types.size(), DimSet());
+    std::vector<bool> seen(arg_types.size(), false);
+    DimSet bound;
+    for (const LeafPair& pair : pairs) {
+      DimSet instantiated;
+      for (const DimInfo* dim : pair.param_dims) {
+        auto it = binding.find(dim);
+        if (!instantiated.Insert(it == binding.end() ? dim : it->second)) {
+          last_failure = "two size parameters would name the same dim";
+          return;
+        }
+      }
+      if (!pair.arg_dims.ContainsAll(instantiated)) {
+        failure_span = arg_spans[pair.arg];
+        failure_expr = arg_exprs.empty() ? nullptr : arg_exprs[pair.arg];
+        failure_expected = Substitute(signature.params[pair.arg], binding);
+        failure_actual = arg_types[pair.arg];
+        last_failure = "mismatch";
+        return;
+      }
+      DimSet extra = pair.arg_dims.Minus(instantiated);
+      if (!seen[pair.arg]) {
+        candidate.extra[pair.arg] = extra;
+        seen[pair.arg] = true;
+      } else if (candidate.extra[pair.arg] != extra) {
+        failure_span = arg_spans[pair.arg];
+        last_failure = "the parts of argument " +
+                       std::to_string(pair.arg + 1) +
+                       " carry different extra dims, so it is not its "
+                       "parameter's type lifted over extra dims";
+        return;
+      }
+      bound = bound.Union(instantiated);
+    }
+    DimSet result_dims = AllDims(Substitute(signature.result, binding));
+    for (size_t i = 0; i < arg_types.size(); ++i) {
+      if (candidate.extra[i].Intersects(bound) ||
+          candidate.extra[i].Intersects(result_dims)) {
+        failure_span = arg_spans[i];
+        last_failure = "argument " + std::to_string(i + 1) +
+                       " would be lifted over " +
+                       DimString(candidate.extra[i].Intersect(
+                           bound.Union(result_dims))) +
+                       ", a dim that the call itself uses";
+        return;
+      }
+    }
+    candidates.push_back(std::move(candidate));
+  };
+  search(0);
+
+  if (candidates.empty()) {
+    if (last_failure == "mismatch" && unbound.empty()) {
+      ReportMismatch(failure_span, failure_expected, failure_actual,
+                     "argument of `" + name + "`", failure_expr);
+    } else {
+      std::string args;
+      for (const Type* arg : arg_types)
+        args += (args.empty() ? "" : ", ") + TypeString(arg);
+      Error(DiagKind::NoLifting, failure_span,
+            "cannot call `" + name + "` with (" + args + ")" +
+                (last_failure.empty() || last_failure == "mismatch"
+                     ? std::string()
+                     : ": " + last_failure))
+          .Note(call_span,
+                "`" + name + "` has type " + SignatureString(signature) +
+                    "; each argument must be its parameter's type plus "
+                    "extra dims");
+    }
+    return types().Error();
+  }
+  if (candidates.size() > 1) {
+    // Name a size parameter whose binding differs between candidates.
+    const DimInfo* param = nullptr;
+    for (const DimInfo* p : unbound)
+      for (const Candidate& c : candidates)
+        if (c.binding.at(p) != candidates[0].binding.at(p)) param = p;
+    if (!param) param = unbound.front();
+    std::vector<std::string> options;
+    for (const Candidate& c : candidates) {
+      std::string option = c.binding.at(param)->name.str();
+      if (!llvm::is_contained(options, option)) options.push_back(option);
+    }
+    std::string listed;
+    for (size_t i = 0; i < options.size(); ++i)
+      listed += (i ? (i + 1 == options.size() ? " or " : ", ") : "") +
+                ("`" + options[i] + "`");
+    auto diag = Error(DiagKind::AmbiguousLifting, call_span,
+                      "ambiguous lifting of `" + name +
+                          "`: size parameter `" + param->name.str() +
+                          "` could be " + listed + "; bind it by name: " +
+                          name + "[" + param->name.str() + ": " +
+                          options.back() + "](…)");
+    for (const Candidate& c : candidates) {
+      DimSet lift;
+      for (const DimSet& extra : c.extra) lift = lift.Union(extra);
+      diag.Note(call_span, "with " + param->name.str() + " = " +
+                               c.binding.at(param)->name.str() +
+                               (lift.empty() ? std::string(", no lifting")
+                                             : ", lifted over " +
+                                                   DimString(lift)));
+    }
+    return types().Error();
+  }
+
+  const Candidate& chosen = candidates.front();
+  DimSet lift;
+  for (const DimSet& extra : chosen.extra) lift = lift.Union(extra);
+  if (info) {
+    for (const DimInfo* param : signature.size_params)
+      info->size_args.push_back(chosen.binding.at(param));
+    info->arg_extra_dims = chosen.extra;
+    info->lift_dims = lift;
+  }
+  return Lift(Substitute(signature.result, chosen.binding), lift, call_span);
+}
+
+const Type* Checker::CheckCall(ast::CallExpr* call, Context& context) {
+  auto check_args = [&]() {
+    for (ast::Arg& arg : call->args)
+      if (!llvm::isa<ast::StringLitExpr>(arg.value))
+        CheckExpr(arg.value, context);
+    return types().Error();
+  };
+  if (auto* name = llvm::dyn_cast<ast::NameExpr>(call->callee)) {
+    const Symbol* symbol = context.scope->Lookup(name->name.name);
+    if (symbol && symbol->kind == Symbol::Kind::Builtin) {
+      name->symbol = const_cast<Symbol*>(symbol);
+      name->type = types().Unit();
+      return CheckBuiltinCall(symbol->builtin, call, context);
+    }
+    if (symbol && symbol->kind == Symbol::Kind::Dim) {
+      // `d(k)`: an index of dim d from an integer.
+      name->symbol = const_cast<Symbol*>(symbol);
+      name->type = types().Unit();
+      if (call->args.size() != 1 || call->args[0].label) {
+        Error(DiagKind::ArgCount, call->span,
+              "`" + name->name.name.str() + "(k)` takes one integer");
+        return check_args();
+      }
+      const Type* arg = Resolve(CheckExpr(call->args[0].value, context));
+      if (arg->IsError()) return arg;
+      if (arg->kind == Type::Kind::LitVar) {
+        literals_.Bind(arg->var, ScalarKind::I64);
+        arg = Resolve(arg);
+      }
+      if (arg->kind != Type::Kind::Scalar || !IsInteger(arg->scalar)) {
+        Error(DiagKind::BadOperand, call->args[0].value->span,
+              "`" + name->name.name.str() + "(k)` needs an integer, found " +
+                  TypeString(arg));
+        return types().Error();
+      }
+      return types().Index(symbol->dim, arg->dims);
+    }
+    if (symbol && symbol->kind == Symbol::Kind::Struct) {
+      Error(DiagKind::NotCallable, name->span,
+            "struct `" + name->name.name.str() + "` is built with " +
+                name->name.name.str() + " { field: value, … }, not called");
+      return check_args();
+    }
+  }
+  const Type* callee = Resolve(CheckExpr(call->callee, context));
+  if (callee->IsError()) return check_args();
+  if (callee->kind != Type::Kind::Function) {
+    Error(DiagKind::NotCallable, call->callee->span,
+          "this is not a function; it has type " + TypeString(callee));
+    return check_args();
+  }
+  std::vector<const Type*> arg_types;
+  std::vector<Span> arg_spans;
+  std::vector<ast::Expr*> arg_exprs;
+  for (ast::Arg& arg : call->args) {
+    if (arg.label)
+      Error(DiagKind::UnknownLabel, arg.label->span,
+            "`" + CallableName(callee->callable) +
+                "` takes no labelled arguments");
+    arg_types.push_back(CheckExpr(arg.value, context));
+    arg_spans.push_back(arg.value->span);
+    arg_exprs.push_back(arg.value);
+  }
+  const Signature* signature =
+      GetSignature(callee->callable, &arg_types, call->callee->span);
+  if (!signature) return types().Error();
+  CallInfo* info = &program_.calls.emplace_back();
+  info->callee = callee->callable;
+  call->info = info;
+  return ApplySignature(*signature, arg_types, arg_spans, arg_exprs, {},
+                        CallableName(callee->callable), call->span, info);
+}
+
+}  // namespace delta::sema

@@ -1,0 +1,654 @@
+// Modules and declarations: loading files and imports, collecting top-level
+// names, checking signatures and bodies, and the whole-module rules.
+#include <functional>
+
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+
+#include "compiler/sema/checker.h"
+#include "compiler/syntax/parse.h"
+
+namespace delta::sema {
+
+const Symbol* Scope::LookupLocal(llvm::StringRef name) const {
+  auto it = names_.find(name);
+  return it == names_.end() ? nullptr : it->second;
+}
+
+const Symbol* Scope::Lookup(llvm::StringRef name) const {
+  for (const Scope* scope = this; scope; scope = scope->parent_)
+    if (const Symbol* symbol = scope->LookupLocal(name)) return symbol;
+  return nullptr;
+}
+
+int StructInfo::FieldIndex(llvm::StringRef name) const {
+  for (size_t i = 0; i < field_names.size(); ++i)
+    if (field_names[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+Checker::Checker(Program& program, DiagnosticEngine& diags,
+                 const CheckOptions& options)
+    : program_(program), diags_(diags), options_(options) {
+  prelude_ = NewScope(nullptr);
+  static const char* const kBuiltinNames[] = {
+#define DELTA_BUILTIN(Name, spelling) spelling,
+#include "compiler/sema/builtins.def"
+  };
+  int index = 0;
+  for (const char* name : kBuiltinNames) {
+    Symbol* symbol = NewSymbol(Symbol::Kind::Builtin, name, Span{});
+    symbol->builtin = static_cast<Builtin>(index++);
+    prelude_->Add(symbol);
+  }
+}
+
+Symbol* Checker::NewSymbol(Symbol::Kind kind, llvm::StringRef name,
+                           Span span) {
+  Symbol& symbol = program_.symbols.emplace_back();
+  symbol.kind = kind;
+  symbol.name = name;
+  symbol.span = span;
+  return &symbol;
+}
+
+Scope* Checker::NewScope(const Scope* parent) {
+  return &program_.scopes.emplace_back(parent);
+}
+
+std::string Checker::SourceText(Span span) {
+  if (!span.IsValid() || span.end < span.begin) return "";
+  return std::string(span.begin, span.end);
+}
+
+void Checker::ReportUnknown(const ast::Ident& name, const Scope* scope,
+                            llvm::StringRef what) {
+  // Suggest the closest visible name.
+  std::string best;
+  unsigned best_distance = 3;
+  // Only on an error: try every symbol name that is visible from `scope`.
+  std::vector<llvm::StringRef> candidates;
+  for (const Symbol& symbol : program_.symbols)
+    if (scope->Lookup(symbol.name) == &symbol)
+      candidates.push_back(symbol.name);
+  for (llvm::StringRef candidate : candidates) {
+    unsigned distance = name.name.edit_distance(candidate, true, best_distance);
+    if (distance < best_distance && candidate != name.name) {
+      best_distance = distance;
+      best = candidate.str();
+    }
+  }
+  auto diag = Error(DiagKind::UnknownName, name.span,
+                    "unknown " + what.str() + " `" + name.name.str() + "`" +
+                        (best.empty() ? "" : "; did you mean `" + best + "`?"));
+  if (!best.empty()) diag.Fix(name.span, best);
+}
+
+const Scope* Checker::Bind(const Scope* scope, Symbol* symbol,
+                           Context& context) {
+  if (const Symbol* existing = scope->Lookup(symbol->name)) {
+    if (existing->kind == Symbol::Kind::Dim) {
+      Error(DiagKind::ShadowsDim, symbol->span,
+            "`" + symbol->name.str() +
+                "` would shadow a dim; dims and values share one namespace")
+          .Note(existing->span, "dim `" + symbol->name.str() +
+                                    "` is declared here");
+      return scope;
+    }
+  }
+  Scope* inner = NewScope(scope);
+  inner->Add(symbol);
+  if (context.function && symbol->kind != Symbol::Kind::Function)
+    context.function->locals.push_back(symbol);
+  return inner;
+}
+
+void Checker::ResolveRecorded() {
+  literals_.DefaultFrom(0);
+  for (const sema::Type** slot : slots_)
+    if (*slot) *slot = Resolve(*slot);
+  slots_.clear();
+}
+
+std::optional<int64_t> Checker::ConstantInt(ast::Expr* expr,
+                                            const Scope* scope) {
+  using K = ast::Expr::Kind;
+  switch (expr->kind) {
+    case K::IntLit: {
+      uint64_t value = llvm::cast<ast::IntLitExpr>(expr)->value;
+      if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+      return static_cast<int64_t>(value);
+    }
+    case K::Unary: {
+      auto* unary = llvm::cast<ast::UnaryExpr>(expr);
+      if (unary->op != ast::UnaryOp::Neg) return std::nullopt;
+      auto value = ConstantInt(unary->operand, scope);
+      if (!value || *value == INT64_MIN) return std::nullopt;
+      return -*value;
+    }
+    case K::Binary: {
+      auto* binary = llvm::cast<ast::BinaryExpr>(expr);
+      auto lhs = ConstantInt(binary->lhs, scope);
+      auto rhs = ConstantInt(binary->rhs, scope);
+      if (!lhs || !rhs) return std::nullopt;
+      int64_t result = 0;
+      switch (binary->op) {
+        case ast::BinaryOp::Add:
+          if (__builtin_add_overflow(*lhs, *rhs, &result)) return std::nullopt;
+          return result;
+        case ast::BinaryOp::Sub:
+          if (__builtin_sub_overflow(*lhs, *rhs, &result)) return std::nullopt;
+          return result;
+        case ast::BinaryOp::Mul:
+          if (__builtin_mul_overflow(*lhs, *rhs, &result)) return std::nullopt;
+          return result;
+        case ast::BinaryOp::Div:
+          if (*rhs == 0 || (*lhs == INT64_MIN && *rhs == -1))
+            return std::nullopt;
+          return *lhs / *rhs;
+        case ast::BinaryOp::Rem:
+          if (*rhs == 0 || (*lhs == INT64_MIN && *rhs == -1))
+            return std::nullopt;
+          return *lhs % *rhs;
+        default:
+          return std::nullopt;
+      }
+    }
+    case K::Name: {
+      const Symbol* symbol =
+          scope->Lookup(llvm::cast<ast::NameExpr>(expr)->name.name);
+      if (!symbol) return std::nullopt;
+      if (symbol->kind == Symbol::Kind::Dim) return symbol->dim->constant_size;
+      if (symbol->module_let &&
+          symbol->module_let->pattern->kind == ast::Pattern::Kind::Name &&
+          !lets_in_progress_.contains(symbol->module_let)) {
+        lets_in_progress_.insert(symbol->module_let);
+        auto value = ConstantInt(symbol->module_let->value, scope);
+        lets_in_progress_.erase(symbol->module_let);
+        return value;
+      }
+      return std::nullopt;
+    }
+    case K::Call: {
+      auto* call = llvm::cast<ast::CallExpr>(expr);
+      auto* callee = llvm::dyn_cast<ast::NameExpr>(call->callee);
+      if (!callee || call->args.size() != 1) return std::nullopt;
+      const Symbol* symbol = scope->Lookup(callee->name.name);
+      if (!symbol || symbol->kind != Symbol::Kind::Builtin) return std::nullopt;
+      if (symbol->builtin == Builtin::Size) {
+        auto* arg = llvm::dyn_cast<ast::NameExpr>(call->args[0].value);
+        if (!arg) return std::nullopt;
+        const Symbol* dim = scope->Lookup(arg->name.name);
+        if (!dim || dim->kind != Symbol::Kind::Dim) return std::nullopt;
+        return dim->dim->constant_size;
+      }
+      if (symbol->builtin == Builtin::ToI64)
+        return ConstantInt(call->args[0].value, scope);
+      return std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// --- Loading -----------------------------------------------------------------
+
+ModuleInfo* Checker::LoadModule(const std::string& path, bool is_main) {
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::real_path(path, real)) real = path;
+  if (auto it = loaded_modules_.find(real); it != loaded_modules_.end())
+    return it->second;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    Error(DiagKind::CannotReadFile, Span{},
+          "cannot read `" + path + "`: " + buffer.getError().message());
+    return nullptr;
+  }
+  unsigned id = program_.sources.AddNewSourceBuffer(std::move(*buffer), {});
+  ModuleInfo& module = program_.modules.emplace_back();
+  module.path = path;
+  module.name = llvm::sys::path::stem(path).str();
+  module.is_main = is_main;
+  loaded_modules_[real] = &module;
+  module.ast = ParseModule(program_.sources, id, program_.arena, diags_);
+  return &module;
+}
+
+ModuleInfo* Checker::LoadSource(llvm::StringRef text, llvm::StringRef name) {
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(text, name);
+  unsigned id = program_.sources.AddNewSourceBuffer(std::move(buffer), {});
+  ModuleInfo& module = program_.modules.emplace_back();
+  module.path = name.str();
+  module.name = llvm::sys::path::stem(name).str();
+  module.is_main = true;
+  module.ast = ParseModule(program_.sources, id, program_.arena, diags_);
+  return &module;
+}
+
+ModuleInfo* Checker::ResolveImport(ast::ImportDecl* decl,
+                                   ModuleInfo* importer) {
+  std::string file = decl->module.name.str() + ".dl";
+  std::vector<std::string> candidates;
+  llvm::SmallString<256> beside(llvm::sys::path::parent_path(importer->path));
+  llvm::sys::path::append(beside, file);
+  candidates.push_back(beside.str().str());
+  for (const std::string& dir : options_.stdlib_dirs) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, file);
+    candidates.push_back(path.str().str());
+  }
+  for (const std::string& candidate : candidates) {
+    if (!llvm::sys::fs::exists(candidate)) continue;
+    llvm::SmallString<256> real;
+    if (llvm::sys::fs::real_path(candidate, real)) real = candidate;
+    if (llvm::is_contained(import_stack_, real.str().str())) {
+      Error(DiagKind::ImportCycle, decl->module.span,
+            "module `" + decl->module.name.str() +
+                "` imports itself through a cycle");
+      return nullptr;
+    }
+    if (auto it = loaded_modules_.find(real); it != loaded_modules_.end())
+      return it->second;
+    ModuleInfo* module = LoadModule(candidate, /*is_main=*/false);
+    if (module) CheckModule(module);
+    return module;
+  }
+  std::string searched;
+  for (const std::string& candidate : candidates)
+    searched += "\n  " + candidate;
+  Error(DiagKind::ImportNotFound, decl->module.span,
+        "cannot find module `" + decl->module.name.str() + "`; looked for:" +
+            searched);
+  return nullptr;
+}
+
+// --- Declarations ------------------------------------------------------------
+
+void Checker::CollectDecls(ModuleInfo* module) {
+  Scope* scope = module->scope;
+  auto declare = [&](Symbol* symbol, const ast::Decl* decl) {
+    if (const Symbol* existing = scope->LookupLocal(symbol->name)) {
+      Error(DiagKind::Redefinition, symbol->span,
+            "`" + symbol->name.str() + "` is declared twice")
+          .Note(existing->span, "first declared here");
+      return;
+    }
+    scope->Add(symbol);
+    if (decl) module->decl_symbols[decl] = symbol;
+  };
+  for (ast::Decl* decl : module->ast->decls) {
+    if (auto* dim = llvm::dyn_cast<ast::DimDecl>(decl)) {
+      Symbol* symbol = NewSymbol(Symbol::Kind::Dim, dim->name.name,
+                                 dim->name.span);
+      DimInfo info;
+      info.kind = DimInfo::Kind::Module;
+      info.name = dim->name.name;
+      info.span = dim->name.span;
+      info.module = module;
+      symbol->dim = types().NewDim(info);
+      symbol->owner = module;
+      dim->symbol = symbol;
+      declare(symbol, decl);
+    } else if (auto* struct_decl = llvm::dyn_cast<ast::StructDecl>(decl)) {
+      Symbol* symbol = NewSymbol(Symbol::Kind::Struct,
+                                 struct_decl->name.name,
+                                 struct_decl->name.span);
+      StructInfo& info = program_.structs.emplace_back();
+      info.decl = struct_decl;
+      info.module = module;
+      symbol->struct_info = &info;
+      symbol->owner = module;
+      struct_decl->symbol = symbol;
+      declare(symbol, decl);
+    } else if (auto* fn = llvm::dyn_cast<ast::FnDecl>(decl)) {
+      Symbol* symbol = NewSymbol(Symbol::Kind::Function, fn->name.name,
+                                 fn->name.span);
+      FnInfo& info = program_.functions.emplace_back();
+      info.decl = fn;
+      info.module = module;
+      symbol->fn = &info;
+      symbol->owner = module;
+      fn->symbol = symbol;
+      declare(symbol, decl);
+    } else if (auto* let = llvm::dyn_cast<ast::LetDecl>(decl)) {
+      std::vector<const Symbol*> bound;
+      std::function<void(ast::Pattern*)> collect = [&](ast::Pattern* p) {
+        if (p->kind == ast::Pattern::Kind::Name) {
+          Symbol* symbol = NewSymbol(Symbol::Kind::Value, p->name.name,
+                                     p->name.span);
+          symbol->module_let = let;
+          symbol->owner = module;
+          p->symbol = symbol;
+          declare(symbol, nullptr);
+          bound.push_back(symbol);
+        }
+        for (ast::Pattern* element : p->elements) collect(element);
+      };
+      collect(let->pattern);
+      module->let_symbols[decl] = std::move(bound);
+    }
+  }
+}
+
+void Checker::CheckStructDecl(StructInfo* info, const Scope* module_scope) {
+  Scope* scope = NewScope(module_scope);
+  for (const ast::Ident& param : info->decl->size_params) {
+    if (const Symbol* existing = scope->Lookup(param.name);
+        existing && existing->kind != Symbol::Kind::Builtin) {
+      Error(DiagKind::DimReusesName, param.span,
+            "size parameter `" + param.name.str() +
+                "` reuses a name that is already visible")
+          .Note(existing->span, "`" + param.name.str() + "` is declared here");
+    }
+    DimInfo dim;
+    dim.kind = DimInfo::Kind::SizeParam;
+    dim.name = param.name;
+    dim.span = param.span;
+    Symbol* symbol = NewSymbol(Symbol::Kind::Dim, param.name, param.span);
+    symbol->dim = types().NewDim(dim);
+    info->size_params.push_back(symbol->dim);
+    scope->Add(symbol);
+  }
+  for (const ast::FieldDecl& field : info->decl->fields) {
+    if (llvm::is_contained(info->field_names, field.name.name)) {
+      Error(DiagKind::DuplicateField, field.name.span,
+            "field `" + field.name.name.str() + "` is declared twice");
+      continue;
+    }
+    info->field_names.push_back(field.name.name);
+    const Type* type = ResolveTypeExpr(field.type, scope);
+    if (ContainsFunction(type))
+      Error(DiagKind::FunctionValueMisuse, field.type->span,
+            "a struct field cannot hold a function");
+    info->field_types.push_back(type);
+  }
+}
+
+void Checker::CheckFnSignature(FnInfo* fn) {
+  if (fn->signature_ready) return;
+  fn->signature_ready = true;
+  ast::FnDecl* decl = fn->decl;
+  const Scope* module_scope = fn->module->scope;
+  Scope* scope = NewScope(module_scope);
+  Signature& signature = fn->signature;
+  for (const ast::Ident& param : decl->size_params) {
+    if (const Symbol* existing = scope->Lookup(param.name);
+        existing && existing->kind != Symbol::Kind::Builtin) {
+      Error(DiagKind::DimReusesName, param.span,
+            "size parameter `" + param.name.str() +
+                "` reuses a name that is already visible")
+          .Note(existing->span, "`" + param.name.str() + "` is declared here");
+    }
+    DimInfo dim;
+    dim.kind = DimInfo::Kind::SizeParam;
+    dim.name = param.name;
+    dim.span = param.span;
+    Symbol* symbol = NewSymbol(Symbol::Kind::Dim, param.name, param.span);
+    symbol->dim = types().NewDim(dim);
+    signature.size_params.push_back(symbol->dim);
+    scope->Add(symbol);
+  }
+  for (ast::Param& param : decl->params) {
+    const Type* type = param.type ? ResolveTypeExpr(param.type, scope)
+                                  : types().Error();
+    signature.param_names.push_back(param.name.name);
+    signature.params.push_back(type);
+  }
+  signature.result = decl->result_type
+                         ? ResolveTypeExpr(decl->result_type, scope)
+                         : types().Unit();
+  signature_scopes_[fn] = scope;  // the body sees the size parameters
+}
+
+void Checker::CheckFnBody(FnInfo* fn) {
+  ast::FnDecl* decl = fn->decl;
+  Context context;
+  context.function = fn;
+  context.in_main = fn->module->is_main && decl->name.name == "main";
+  context.scope = signature_scopes_[fn];
+  LitVarId first = StatementStart();
+  for (size_t i = 0; i < decl->params.size(); ++i) {
+    ast::Param& param = decl->params[i];
+    Symbol* symbol = NewSymbol(Symbol::Kind::Value, param.name.name,
+                               param.name.span);
+    symbol->type = fn->signature.params[i];
+    param.symbol = symbol;
+    if (const Symbol* same = context.scope->LookupLocal(param.name.name);
+        same && same->kind == Symbol::Kind::Value) {
+      Error(DiagKind::Redefinition, param.name.span,
+            "parameter `" + param.name.name.str() + "` is declared twice")
+          .Note(same->span, "first declared here");
+    }
+    context.scope = Bind(context.scope, symbol, context);
+  }
+  if (!decl->body) return;
+  const Type* body = CheckBlock(decl->body, context);
+  Span span = decl->body->result ? decl->body->result->span : decl->body->span;
+  Expect(fn->signature.result, body, span,
+         "the result of `" + decl->name.name.str() + "`",
+         decl->body->result);
+  EndStatement(first);
+  ResolveRecorded();
+}
+
+void Checker::CheckModuleLet(ast::LetDecl* decl, ModuleInfo* module) {
+  if (lets_done_.contains(decl)) return;
+  if (lets_in_progress_.contains(decl)) {
+    Error(DiagKind::Recursion, decl->pattern->span,
+          "this constant depends on itself");
+    return;
+  }
+  lets_in_progress_.insert(decl);
+  Context context;
+  context.scope = module->scope;
+  LitVarId first = StatementStart();
+  const Type* type = CheckExpr(decl->value, context);
+  if (decl->annotation) {
+    const Type* annotated = ResolveTypeExpr(decl->annotation, module->scope);
+    Expect(annotated, type, decl->value->span, "", decl->value);
+    type = annotated;
+  }
+  EndStatement(first);
+  // The symbols exist already; give them their types.
+  std::function<void(ast::Pattern*, const Type*)> assign =
+      [&](ast::Pattern* p, const Type* t) {
+        t = Resolve(t);
+        p->type = t;
+        if (p->kind == ast::Pattern::Kind::Name && p->symbol) {
+          p->symbol->type = t;
+        } else if (p->kind == ast::Pattern::Kind::Tuple) {
+          if (t->kind != Type::Kind::Tuple ||
+              t->elements.size() != p->elements.size()) {
+            if (!t->IsError())
+              Error(DiagKind::PatternMismatch, p->span,
+                    "this pattern has " + std::to_string(p->elements.size()) +
+                        " elements but the value is " + TypeString(t));
+            for (ast::Pattern* element : p->elements)
+              assign(element, types().Error());
+            return;
+          }
+          for (size_t i = 0; i < p->elements.size(); ++i)
+            assign(p->elements[i], t->elements[i]);
+        }
+      };
+  assign(decl->pattern, type);
+  ResolveRecorded();
+  lets_in_progress_.erase(decl);
+  lets_done_.insert(decl);
+}
+
+const Type* Checker::TypeOfValueSymbol(const Symbol* symbol) {
+  if (symbol->module_let && !lets_done_.contains(symbol->module_let)) {
+    for (ModuleInfo& module : program_.modules)
+      if (&module == symbol->owner) {
+        CheckModuleLet(symbol->module_let, &module);
+        break;
+      }
+  }
+  return symbol->type ? symbol->type : types().Error();
+}
+
+void Checker::CheckRecursion(ModuleInfo* module) {
+  // Depth-first search for a cycle in the call graph of this module.
+  enum class Mark { None, Active, Done };
+  llvm::DenseMap<FnInfo*, Mark> marks;
+  std::function<bool(FnInfo*)> visit = [&](FnInfo* fn) -> bool {
+    Mark& mark = marks[fn];
+    if (mark == Mark::Active) return true;
+    if (mark == Mark::Done) return false;
+    mark = Mark::Active;
+    for (FnInfo* callee : fn->callees) {
+      if (visit(callee)) {
+        if (marks[fn] == Mark::Active) {
+          marks[fn] = Mark::Done;
+          Error(DiagKind::Recursion, fn->decl->name.span,
+                "`" + fn->decl->name.name.str() +
+                    "` is recursive; Delta functions cannot call themselves "
+                    "(use loop or while)");
+        }
+        return false;
+      }
+    }
+    marks[fn] = Mark::Done;
+    return false;
+  };
+  for (FnInfo& fn : program_.functions)
+    if (fn.module == module) visit(&fn);
+}
+
+void Checker::CheckModule(ModuleInfo* module) {
+  import_stack_.push_back([&] {
+    llvm::SmallString<256> real;
+    if (llvm::sys::fs::real_path(module->path, real)) real = module->path;
+    return real.str().str();
+  }());
+  module->scope = NewScope(prelude_);
+  // Imports first, so that their dims come first in canonical order.
+  for (ast::Decl* decl : module->ast->decls) {
+    auto* import = llvm::dyn_cast<ast::ImportDecl>(decl);
+    if (!import) continue;
+    ModuleInfo* imported = ResolveImport(import, module);
+    if (!imported) continue;
+    const ast::Ident& name = import->alias ? *import->alias : import->module;
+    if (const Symbol* existing = module->scope->LookupLocal(name.name)) {
+      Error(DiagKind::Redefinition, name.span,
+            "`" + name.name.str() + "` is imported twice")
+          .Note(existing->span, "first imported here");
+      continue;
+    }
+    Symbol* symbol = NewSymbol(Symbol::Kind::Module, name.name, name.span);
+    symbol->module = imported;
+    symbol->owner = module;
+    import->symbol = symbol;
+    module->scope->Add(symbol);
+    module->decl_symbols[decl] = symbol;
+    module->imports.push_back(imported);
+  }
+  CollectDecls(module);
+
+  // Module dims: sizes are compile-time constants.
+  for (ast::Decl* decl : module->ast->decls) {
+    auto* dim = llvm::dyn_cast<ast::DimDecl>(decl);
+    if (!dim || !dim->symbol || !dim->size) continue;
+    Context context;
+    context.scope = module->scope;
+    LitVarId first = StatementStart();
+    if (auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
+        name && module->scope->Lookup(name->name.name) &&
+        module->scope->Lookup(name->name.name)->kind == Symbol::Kind::Dim) {
+      name->symbol = const_cast<Symbol*>(module->scope->Lookup(name->name.name));
+      name->type = types().Scalar(ScalarKind::I64);
+    } else {
+      Expect(types().Scalar(ScalarKind::I64), CheckExpr(dim->size, context),
+             dim->size->span, "a dim size is an i64");
+    }
+    EndStatement(first);
+    ResolveRecorded();
+    auto size = ConstantInt(dim->size, module->scope);
+    if (!size) {
+      Error(DiagKind::BadDimSize, dim->size->span,
+            "the size of module-level dim `" + dim->name.name.str() +
+                "` must be a compile-time constant");
+    } else if (*size < 0) {
+      Error(DiagKind::BadDimSize, dim->size->span,
+            "dim `" + dim->name.name.str() + "` has negative size " +
+                std::to_string(*size));
+    } else {
+      const_cast<DimInfo*>(dim->symbol->dim)->constant_size = *size;
+    }
+  }
+  for (ast::Decl* decl : module->ast->decls)
+    if (auto* s = llvm::dyn_cast<ast::StructDecl>(decl); s && s->symbol)
+      CheckStructDecl(s->symbol->struct_info, module->scope);
+  for (ast::Decl* decl : module->ast->decls)
+    if (auto* fn = llvm::dyn_cast<ast::FnDecl>(decl); fn && fn->symbol)
+      CheckFnSignature(fn->symbol->fn);
+  for (ast::Decl* decl : module->ast->decls) {
+    auto* fn = llvm::dyn_cast<ast::FnDecl>(decl);
+    if (!fn || !fn->symbol) continue;
+    for (const ast::Attribute& attribute : fn->attributes) {
+      if (attribute.name.name != "vjp") {
+        Error(DiagKind::UnknownAttribute, attribute.name.span,
+              "unknown attribute `@" + attribute.name.name.str() +
+                  "`; the only attribute is @vjp(f)");
+        continue;
+      }
+      CheckCustomVjp(fn->symbol->fn, attribute, module->scope);
+    }
+  }
+  for (ast::Decl* decl : module->ast->decls)
+    if (auto* let = llvm::dyn_cast<ast::LetDecl>(decl))
+      CheckModuleLet(let, module);
+  for (ast::Decl* decl : module->ast->decls) {
+    auto* fn = llvm::dyn_cast<ast::FnDecl>(decl);
+    if (!fn || !fn->symbol) continue;
+    CheckFnBody(fn->symbol->fn);
+    if (fn->name.name == "main" && module->is_main &&
+        (!fn->params.empty() || !fn->size_params.empty() ||
+         !fn->symbol->fn->signature.result->IsUnit()))
+      Error(DiagKind::BadMain, fn->name.span,
+            "`main` takes no parameters and returns ()");
+  }
+  CheckRecursion(module);
+  import_stack_.pop_back();
+}
+
+// --- Entry points ------------------------------------------------------------
+
+namespace {
+
+CheckResult Run(llvm::SourceMgr& sources, DiagnosticEngine& diags,
+                const CheckOptions& options,
+                const std::function<ModuleInfo*(Checker&)>& load) {
+  CheckResult result;
+  result.program = std::make_shared<Program>(sources);
+  Checker checker(*result.program, diags, options);
+  unsigned errors_before = diags.error_count();
+  ModuleInfo* module = load(checker);
+  if (!module) return result;
+  result.program->main_module = module;
+  checker.CheckModule(module);
+  result.ok = diags.error_count() == errors_before;
+  return result;
+}
+
+}  // namespace
+
+CheckResult CheckFile(llvm::StringRef path, llvm::SourceMgr& sources,
+                      DiagnosticEngine& diags, const CheckOptions& options) {
+  return Run(sources, diags, options, [&](Checker& checker) {
+    return checker.LoadModule(path.str(), /*is_main=*/true);
+  });
+}
+
+CheckResult CheckSource(llvm::StringRef text, llvm::StringRef name,
+                        llvm::SourceMgr& sources, DiagnosticEngine& diags,
+                        const CheckOptions& options) {
+  return Run(sources, diags, options, [&](Checker& checker) {
+    return checker.LoadSource(text, name);
+  });
+}
+
+}  // namespace delta::sema

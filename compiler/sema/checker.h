@@ -1,0 +1,231 @@
+// The type checker's shared state and internal interface. Its member
+// functions are spread over the check_*.cpp files by topic; nothing outside
+// compiler/sema includes this header.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/StringMap.h>
+
+#include "compiler/diagnostics/diagnostics.h"
+#include "compiler/sema/sema.h"
+#include "compiler/sema/format_type.h"
+#include "compiler/sema/symbols.h"
+#include "compiler/sema/types.h"
+#include "compiler/syntax/ast.h"
+
+namespace delta::sema {
+
+using DimMap = std::map<const DimInfo*, const DimInfo*>;
+
+// Everything a checked program owns.
+class Program {
+ public:
+  explicit Program(llvm::SourceMgr& sources) : sources(sources) {}
+  llvm::SourceMgr& sources;
+  ast::Arena arena;
+  TypeContext types;
+  std::deque<Symbol> symbols;
+  std::deque<Scope> scopes;
+  std::deque<FnInfo> functions;
+  std::deque<StructInfo> structs;
+  std::deque<Callable> callables;
+  std::deque<CallInfo> calls;
+  std::deque<ModuleInfo> modules;  // imported modules first, main last
+  ModuleInfo* main_module = nullptr;
+};
+
+// The state of flexible literal types (section 1.1 of the contract).
+class LiteralSolver {
+ public:
+  LitVarId NewVar(bool is_float);
+  LitVarId Find(LitVarId var);
+  bool IsFloat(LitVarId var) { return vars_[Find(var)].is_float; }
+  std::optional<ScalarKind> Value(LitVarId var) {
+    return vars_[Find(var)].value;
+  }
+  // Fixes `var` to `kind`; false if the literal cannot take that type.
+  bool Bind(LitVarId var, ScalarKind kind);
+  void Merge(LitVarId a, LitVarId b);
+  // Gives every still-flexible variable created at or after `first` its
+  // default type: i64 for integers, f32 for floats.
+  void DefaultFrom(LitVarId first);
+  LitVarId count() const { return static_cast<LitVarId>(vars_.size()); }
+
+ private:
+  struct Var {
+    bool is_float = false;
+    std::optional<ScalarKind> value;
+    LitVarId parent = 0;
+  };
+  std::vector<Var> vars_;
+};
+
+// Where an expression is being checked.
+struct Context {
+  const Scope* scope = nullptr;
+  FnInfo* function = nullptr;  // null at module level
+  bool in_main = false;
+};
+
+class Checker;
+
+// Leaf and value combinations shared by operators and builtins
+// (check_expr.cpp).
+const Type* UnifyLeafKinds(Checker& checker, const Type* a, const Type* b);
+const Type* RequireFloatLeaf(Checker& checker, const Type* kind);
+const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
+                          const Type* b, Span span);
+const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
+                          const Type* b, Span span);
+
+class Checker {
+ public:
+  Checker(Program& program, DiagnosticEngine& diags,
+          const CheckOptions& options);
+
+  // --- Modules and declarations (check_decls.cpp) --------------------------
+  ModuleInfo* LoadModule(const std::string& path, bool is_main);
+  ModuleInfo* LoadSource(llvm::StringRef text, llvm::StringRef name);
+  void CheckFnSignature(FnInfo* fn);
+  void CheckModule(ModuleInfo* module);
+
+  // --- Types (type_ops.cpp) ------------------------------------------------
+  const Type* Resolve(const Type* type);
+  // Exact match with literal unification. On mismatch, returns false.
+  bool Unify(const Type* expected, const Type* actual);
+  // Reports a mismatch between an expected and an actual type, with a
+  // rename suggestion when only dims differ. `what` is the user's expression.
+  void ReportMismatch(Span span, const Type* expected, const Type* actual,
+                      llvm::StringRef context, const ast::Expr* what);
+  // Checks that `actual` equals `expected` exactly; reports if not.
+  void Expect(const Type* expected, const Type* actual, Span span,
+              llvm::StringRef context, const ast::Expr* what = nullptr);
+  const Type* Lift(const Type* type, const DimSet& extra, Span span);
+  const Type* Substitute(const Type* type, const DimMap& map);
+  // The union of the array dims of every leaf.
+  DimSet AllDims(const Type* type);
+  const Type* Tangent(const Type* type);
+  std::string TypeString(const Type* type) {
+    return FormatType(type, &literals_);
+  }
+  std::string DimString(const DimSet& dims) { return FormatDims(dims); }
+  std::string SignatureString(const Signature& signature) {
+    return FormatSignature(signature, &literals_);
+  }
+  bool ContainsFunction(const Type* type);
+  // Does every leaf of `type` hold floats?
+  bool IsFloatValued(const Type* type);
+  // The scalar kind shared by every leaf, fixing literals to it if needed.
+  const Type* LeafKindOf(const Type* type);
+  const Type* ResolveTypeExpr(ast::TypeExpr* type, const Scope* scope);
+  const DimInfo* ResolveDimName(const ast::Ident& name, const Scope* scope);
+
+  // --- Expressions (check_expr.cpp) ----------------------------------------
+  const Type* CheckExpr(ast::Expr* expr, Context& context);
+  const Type* CheckBlock(ast::BlockExpr* block, Context& context);
+  void CheckStmt(ast::Stmt* stmt, Context& context);
+  void BindPattern(ast::Pattern* pattern, const Type* type,
+                   Context& context);
+  // Defaults flexible literals at the end of a statement.
+  void EndStatement(LitVarId first_var) { literals_.DefaultFrom(first_var); }
+  LitVarId StatementStart() const { return literals_.count(); }
+
+  // --- Calls and lifting (check_call.cpp) ----------------------------------
+  const Type* CheckCall(ast::CallExpr* call, Context& context);
+  // Solves size parameters and extra dims (contract 4.4) for a call of
+  // `signature` with arguments of `arg_types`; fills `info`.
+  const Type* ApplySignature(const Signature& signature,
+                             const std::vector<const Type*>& arg_types,
+                             const std::vector<Span>& arg_spans,
+                             const std::vector<ast::Expr*>& arg_exprs,
+                             const DimMap& explicit_bindings,
+                             llvm::StringRef callee_name, Span call_span,
+                             CallInfo* info);
+  // The signature of a function value; `arg_types` lets an unannotated
+  // lambda take its parameter types from its first call.
+  const Signature* GetSignature(const Callable* callable,
+                                const std::vector<const Type*>* arg_types,
+                                Span use);
+  std::string CallableName(const Callable* callable) {
+    return FormatCallableName(callable);
+  }
+  // Parameter names, known even before an unannotated lambda is typed.
+  std::vector<llvm::StringRef> ParamNames(const Callable* callable);
+  // Whether the signature is known without seeing a call's arguments.
+  bool HasStaticSignature(const Callable* callable);
+  const Callable* FnCallable(FnInfo* fn);
+  Callable* NewCallable(Callable::Kind kind);
+  const Type* FunctionType(const Callable* callable) {
+    return program_.types.Function(callable);
+  }
+
+  // --- Builtins and transformations (builtins.cpp, transforms.cpp) ---------
+  const Type* CheckBuiltinCall(Builtin builtin, ast::CallExpr* call,
+                               Context& context);
+  const Type* CheckTransform(Builtin builtin, ast::CallExpr* call,
+                             Context& context);
+  void CheckCustomVjp(FnInfo* rule, const ast::Attribute& attribute,
+                      const Scope* scope);
+
+  // --- Helpers -------------------------------------------------------------
+  DiagBuilder Error(DiagKind kind, Span span, std::string message) {
+    return diags_.Report(kind, span, std::move(message));
+  }
+  Symbol* NewSymbol(Symbol::Kind kind, llvm::StringRef name, Span span);
+  Scope* NewScope(const Scope* parent);
+  // A new scope holding one more symbol, after checking the shadowing rules.
+  const Scope* Bind(const Scope* scope, Symbol* symbol, Context& context);
+  // Reports that `name` is unknown, suggesting a close match.
+  void ReportUnknown(const ast::Ident& name, const Scope* scope,
+                     llvm::StringRef what);
+  std::string SourceText(Span span);
+  // Makes `type` visible to later passes once literals are solved.
+  void Record(const sema::Type** slot) { slots_.push_back(slot); }
+  // Resolves every recorded slot (end of a declaration).
+  void ResolveRecorded();
+  const Type* TypeOfValueSymbol(const Symbol* symbol);
+  // Evaluates a compile-time i64 expression (module dim sizes).
+  std::optional<int64_t> ConstantInt(ast::Expr* expr, const Scope* scope);
+
+  Program& program() { return program_; }
+  TypeContext& types() { return program_.types; }
+  LiteralSolver& literals() { return literals_; }
+  const Scope* prelude() const { return prelude_; }
+
+ private:
+  void CollectDecls(ModuleInfo* module);
+  const Signature* LambdaSignature(const Callable* callable,
+                                   const std::vector<const Type*>* arg_types,
+                                   Span use);
+  const Signature* DerivedSignature(const Callable* callable,
+                                    const std::vector<const Type*>* arg_types,
+                                    Span use);
+  void CheckFnBody(FnInfo* fn);
+  void CheckStructDecl(StructInfo* info, const Scope* scope);
+  void CheckModuleLet(ast::LetDecl* decl, ModuleInfo* module);
+  void CheckRecursion(ModuleInfo* module);
+  ModuleInfo* ResolveImport(ast::ImportDecl* decl, ModuleInfo* importer);
+
+  Program& program_;
+  DiagnosticEngine& diags_;
+  const CheckOptions& options_;
+  LiteralSolver literals_;
+  Scope* prelude_ = nullptr;
+  std::vector<const sema::Type**> slots_;
+  llvm::DenseMap<FnInfo*, const Callable*> fn_callables_;
+  llvm::DenseMap<FnInfo*, const Scope*> signature_scopes_;
+  llvm::StringMap<ModuleInfo*> loaded_modules_;  // by real path
+  llvm::DenseSet<const ast::LetDecl*> lets_in_progress_;
+  llvm::DenseSet<const ast::LetDecl*> lets_done_;
+  std::vector<std::string> import_stack_;
+};
+
+}  // namespace delta::sema

@@ -1,0 +1,140 @@
+// What names refer to: symbols, the persistent scopes that hold them, and the
+// per-declaration facts (functions, structs, modules, callables) that sema
+// records for the later stages.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/StringMap.h>
+
+#include "compiler/sema/types.h"
+#include "compiler/syntax/ast.h"
+
+namespace delta::sema {
+
+enum class Builtin {
+#define DELTA_BUILTIN(Name, spelling) Name,
+#include "compiler/sema/builtins.def"
+};
+
+struct FnInfo;
+struct ModuleInfo;
+class Scope;
+
+struct Symbol {
+  enum class Kind { Dim, Value, Function, Struct, Module, Builtin };
+  Kind kind = Kind::Value;
+  llvm::StringRef name;
+  Span span;                          // the declaration
+  const DimInfo* dim = nullptr;       // Dim
+  const Type* type = nullptr;         // Value (may be a Function type)
+  FnInfo* fn = nullptr;               // Function
+  StructInfo* struct_info = nullptr;  // Struct
+  ModuleInfo* module = nullptr;       // Module
+  sema::Builtin builtin{};            // Builtin
+  ast::LetDecl* module_let = nullptr; // a module-level let, typed on demand
+  const ModuleInfo* owner = nullptr;  // the module that declares it
+};
+
+// A scope is a persistent chain: adding a name makes a new scope whose parent
+// is the old one, so a lambda that captured a scope never sees later names.
+class Scope {
+ public:
+  explicit Scope(const Scope* parent) : parent_(parent) {}
+  const Symbol* Lookup(llvm::StringRef name) const;
+  const Symbol* LookupLocal(llvm::StringRef name) const;
+  const Scope* parent() const { return parent_; }
+  void Add(const Symbol* symbol) { names_[symbol->name] = symbol; }
+
+ private:
+  const Scope* parent_;
+  llvm::StringMap<const Symbol*> names_;
+};
+
+// The signature of something callable, with its own size parameters.
+struct Signature {
+  std::vector<const DimInfo*> size_params;
+  std::vector<llvm::StringRef> param_names;
+  std::vector<const Type*> params;
+  const Type* result = nullptr;
+};
+
+struct StructInfo {
+  ast::StructDecl* decl = nullptr;
+  const ModuleInfo* module = nullptr;
+  std::vector<const DimInfo*> size_params;
+  std::vector<llvm::StringRef> field_names;
+  std::vector<const Type*> field_types;  // in terms of size_params
+  int FieldIndex(llvm::StringRef name) const;
+};
+
+struct FnInfo {
+  ast::FnDecl* decl = nullptr;
+  const ModuleInfo* module = nullptr;
+  Signature signature;
+  bool signature_ready = false;
+  FnInfo* custom_vjp = nullptr;    // the @vjp rule for this function
+  FnInfo* vjp_rule_for = nullptr;  // set on a rule: the function it serves
+  std::vector<FnInfo*> callees;    // for the recursion check
+  // Locals of the body in order, for `dlc check --types --locals`.
+  std::vector<const Symbol*> locals;
+};
+
+// A compile-time function value.
+struct Callable {
+  enum class Kind {
+    Fn,          // a declared function
+    Builtin,     // a builtin used as a value (e.g. passed to reduce)
+    Lambda,      // |x| …
+    Grad,        // grad / value_and_grad of `inner`
+    Vmap,        // vmap(inner, over: dim)
+    Checkpoint,  // checkpoint(inner)
+    Pullback,    // the pullback returned by vjp
+    SizeBound,   // inner with some size parameters bound by name
+  };
+  Kind kind = Kind::Fn;
+  FnInfo* fn = nullptr;
+  sema::Builtin builtin{};
+  ast::LambdaExpr* lambda = nullptr;
+  const Scope* lambda_scope = nullptr;  // what the lambda captured
+  FnInfo* lambda_owner = nullptr;
+  bool lambda_in_main = false;
+  const Callable* inner = nullptr;
+  bool with_value = false;         // value_and_grad
+  std::vector<unsigned> wrt;       // Grad: differentiated parameters
+  bool wrt_is_tuple = false;       // `wrt: (p, q)` gives a tuple
+  const DimInfo* over = nullptr;   // Vmap
+  std::vector<std::pair<const DimInfo*, const DimInfo*>> bindings;  // SizeBound
+  // Known signature (Fn, Pullback, typed lambdas, or after first use).
+  mutable std::unique_ptr<Signature> signature;
+};
+
+// The result of checking one call: what is called, how its size parameters
+// were bound, and which extra dims lift it (section 4.4 of the contract).
+struct CallInfo {
+  const Callable* callee = nullptr;  // null for builtins
+  sema::Builtin builtin{};
+  bool is_builtin = false;
+  std::vector<const DimInfo*> size_args;  // parallel to size_params
+  std::vector<DimSet> arg_extra_dims;     // per argument
+  DimSet lift_dims;                       // union of the extra dims
+  std::vector<const DimInfo*> dim_args;   // builtins: dims named as args
+};
+
+struct ModuleInfo {
+  std::string name;
+  std::string path;
+  ast::Module* ast = nullptr;
+  Scope* scope = nullptr;  // the module's top-level names
+  bool is_main = false;
+  std::vector<ModuleInfo*> imports;
+  // Declaration order facts for printing.
+  llvm::DenseMap<const ast::Decl*, const Symbol*> decl_symbols;
+  llvm::DenseMap<const ast::Decl*, std::vector<const Symbol*>> let_symbols;
+};
+
+}  // namespace delta::sema

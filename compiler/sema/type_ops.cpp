@@ -1,0 +1,470 @@
+// Operations on semantic types: literal unification, matching, lifting,
+// substitution of dims, tangent types, printing, and resolving written types.
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/StringExtras.h>
+
+#include "compiler/sema/checker.h"
+
+namespace delta::sema {
+
+// --- Literal solver ----------------------------------------------------------
+
+LitVarId LiteralSolver::NewVar(bool is_float) {
+  LitVarId id = count();
+  vars_.push_back(Var{is_float, std::nullopt, id});
+  return id;
+}
+
+LitVarId LiteralSolver::Find(LitVarId var) {
+  while (vars_[var].parent != var) {
+    vars_[var].parent = vars_[vars_[var].parent].parent;
+    var = vars_[var].parent;
+  }
+  return var;
+}
+
+bool LiteralSolver::Bind(LitVarId var, ScalarKind kind) {
+  Var& root = vars_[Find(var)];
+  if (root.value) return *root.value == kind;
+  // An integer literal may become a float; a float literal never an integer.
+  if (kind == ScalarKind::Bool) return false;
+  if (root.is_float && !sema::IsFloat(kind)) return false;
+  root.value = kind;
+  return true;
+}
+
+void LiteralSolver::Merge(LitVarId a, LitVarId b) {
+  a = Find(a);
+  b = Find(b);
+  if (a == b) return;
+  vars_[b].parent = a;
+  vars_[a].is_float = vars_[a].is_float || vars_[b].is_float;
+  if (!vars_[a].value) vars_[a].value = vars_[b].value;
+}
+
+void LiteralSolver::DefaultFrom(LitVarId first) {
+  for (LitVarId var = first; var < count(); ++var) {
+    Var& root = vars_[Find(var)];
+    if (!root.value)
+      root.value = root.is_float ? ScalarKind::F32 : ScalarKind::I64;
+  }
+}
+
+// --- Resolution and matching -------------------------------------------------
+
+const Type* Checker::Resolve(const Type* type) {
+  switch (type->kind) {
+    case Type::Kind::LitVar:
+      if (auto value = literals_.Value(type->var))
+        return types().Scalar(*value, type->dims);
+      return type;
+    case Type::Kind::Tuple: {
+      std::vector<const Type*> elements;
+      bool changed = false;
+      for (const Type* element : type->elements) {
+        elements.push_back(Resolve(element));
+        changed |= elements.back() != element;
+      }
+      return changed ? types().Tuple(std::move(elements)) : type;
+    }
+    default:
+      return type;
+  }
+}
+
+bool Checker::Unify(const Type* expected, const Type* actual) {
+  expected = Resolve(expected);
+  actual = Resolve(actual);
+  if (expected->IsError() || actual->IsError()) return true;
+  if (expected->IsLeaf() && actual->IsLeaf()) {
+    if (expected->dims != actual->dims) return false;
+    using K = Type::Kind;
+    if (expected->kind == K::LitVar && actual->kind == K::LitVar) {
+      literals_.Merge(expected->var, actual->var);
+      return true;
+    }
+    if (expected->kind == K::LitVar && actual->kind == K::Scalar)
+      return literals_.Bind(expected->var, actual->scalar);
+    if (expected->kind == K::Scalar && actual->kind == K::LitVar)
+      return literals_.Bind(actual->var, expected->scalar);
+    if (expected->kind != actual->kind) return false;
+    if (expected->kind == K::Index)
+      return expected->index_dim == actual->index_dim;
+    return expected->scalar == actual->scalar;
+  }
+  if (expected->kind != actual->kind) return false;
+  switch (expected->kind) {
+    case Type::Kind::Tuple:
+      if (expected->elements.size() != actual->elements.size()) return false;
+      for (size_t i = 0; i < expected->elements.size(); ++i)
+        if (!Unify(expected->elements[i], actual->elements[i])) return false;
+      return true;
+    case Type::Kind::Struct:
+      return expected->struct_info == actual->struct_info &&
+             expected->struct_args == actual->struct_args &&
+             expected->dims == actual->dims;
+    case Type::Kind::Function:
+      return expected->callable == actual->callable;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+// Finds the first pair of leaves that differ only in their dims.
+bool FindDimDifference(const Type* expected, const Type* actual,
+                       const Type** expected_leaf, const Type** actual_leaf) {
+  if (expected->IsLeaf() && actual->IsLeaf()) {
+    if (expected->dims == actual->dims) return false;
+    *expected_leaf = expected;
+    *actual_leaf = actual;
+    return true;
+  }
+  if (expected->kind == Type::Kind::Struct &&
+      actual->kind == Type::Kind::Struct &&
+      expected->struct_info == actual->struct_info &&
+      expected->dims != actual->dims) {
+    *expected_leaf = expected;
+    *actual_leaf = actual;
+    return true;
+  }
+  if (expected->kind == Type::Kind::Tuple &&
+      actual->kind == Type::Kind::Tuple &&
+      expected->elements.size() == actual->elements.size()) {
+    for (size_t i = 0; i < expected->elements.size(); ++i)
+      if (FindDimDifference(expected->elements[i], actual->elements[i],
+                            expected_leaf, actual_leaf))
+        return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Checker::ReportMismatch(Span span, const Type* expected,
+                             const Type* actual, llvm::StringRef context,
+                             const ast::Expr* what) {
+  expected = Resolve(expected);
+  actual = Resolve(actual);
+  if (expected->IsError() || actual->IsError()) return;
+  const Type* expected_leaf = nullptr;
+  const Type* actual_leaf = nullptr;
+  std::string where = context.empty() ? "" : " (" + context.str() + ")";
+  if (FindDimDifference(expected, actual, &expected_leaf, &actual_leaf)) {
+    std::string message = "dims differ: " + TypeString(expected) + " vs " +
+                          TypeString(actual);
+    DimSet missing = expected_leaf->dims.Minus(actual_leaf->dims);
+    DimSet extra = actual_leaf->dims.Minus(expected_leaf->dims);
+    if (missing.size() == 1 && extra.size() == 1) {
+      std::string value = what ? SourceText(what->span) : "x";
+      if (value.empty() || value.size() > 40) value = "x";
+      message += "; use rename(" + value + ", " +
+                 (*extra.begin())->name.str() + ", " +
+                 (*missing.begin())->name.str() + ")";
+    }
+    Error(DiagKind::DimsDiffer, span, message + where);
+    return;
+  }
+  Error(DiagKind::TypeMismatch, span,
+        "expected " + TypeString(expected) + ", found " + TypeString(actual) +
+            where);
+}
+
+void Checker::Expect(const Type* expected, const Type* actual, Span span,
+                     llvm::StringRef context, const ast::Expr* what) {
+  if (!Unify(expected, actual))
+    ReportMismatch(span, expected, actual, context, what);
+}
+
+const Type* Checker::Lift(const Type* type, const DimSet& extra, Span span) {
+  if (extra.empty() || type->IsError()) return type;
+  switch (type->kind) {
+    case Type::Kind::Tuple: {
+      std::vector<const Type*> elements;
+      for (const Type* element : type->elements)
+        elements.push_back(Lift(element, extra, span));
+      return types().Tuple(std::move(elements));
+    }
+    case Type::Kind::Function:
+      Error(DiagKind::FunctionValueMisuse, span,
+            "a function value cannot be lifted over " + DimString(extra) +
+                "; functions cannot be stored in arrays");
+      return types().Error();
+    default:
+      if (AllDims(type).Intersects(extra)) {
+        Error(DiagKind::DuplicateDim, span,
+              "dim " + DimString(AllDims(type).Intersect(extra)) +
+                  " would appear twice in " + TypeString(type));
+        return types().Error();
+      }
+      return types().WithDims(type, type->dims.Union(extra));
+  }
+}
+
+const Type* Checker::Substitute(const Type* type, const DimMap& map) {
+  if (map.empty()) return type;
+  auto subst_dim = [&](const DimInfo* dim) {
+    auto it = map.find(dim);
+    return it == map.end() ? dim : it->second;
+  };
+  auto subst_dims = [&](const DimSet& dims) {
+    DimSet result;
+    for (const DimInfo* dim : dims) result.Insert(subst_dim(dim));
+    return result;
+  };
+  switch (type->kind) {
+    case Type::Kind::Scalar:
+      return types().Scalar(type->scalar, subst_dims(type->dims));
+    case Type::Kind::LitVar:
+      return types().LitVar(type->var, subst_dims(type->dims));
+    case Type::Kind::Index:
+      return types().Index(subst_dim(type->index_dim), subst_dims(type->dims));
+    case Type::Kind::Tuple: {
+      std::vector<const Type*> elements;
+      for (const Type* element : type->elements)
+        elements.push_back(Substitute(element, map));
+      return types().Tuple(std::move(elements));
+    }
+    case Type::Kind::Struct: {
+      std::vector<const DimInfo*> args;
+      for (const DimInfo* arg : type->struct_args) args.push_back(subst_dim(arg));
+      return types().Struct(type->struct_info, std::move(args),
+                            subst_dims(type->dims));
+    }
+    default:
+      return type;
+  }
+}
+
+DimSet Checker::AllDims(const Type* type) {
+  switch (type->kind) {
+    case Type::Kind::Tuple: {
+      DimSet dims;
+      for (const Type* element : type->elements)
+        dims = dims.Union(AllDims(element));
+      return dims;
+    }
+    case Type::Kind::Struct: {
+      DimSet dims = type->dims;
+      const StructInfo* info = type->struct_info;
+      DimMap map;
+      for (size_t i = 0; i < info->size_params.size(); ++i)
+        map[info->size_params[i]] = type->struct_args[i];
+      for (const Type* field : info->field_types)
+        dims = dims.Union(AllDims(Substitute(field, map)));
+      return dims;
+    }
+    case Type::Kind::Function:
+    case Type::Kind::Error:
+      return {};
+    default:
+      return type->dims;
+  }
+}
+
+const Type* Checker::Tangent(const Type* type) {
+  type = Resolve(type);
+  switch (type->kind) {
+    case Type::Kind::Scalar:
+      return IsFloat(type->scalar) ? type : types().Unit();
+    case Type::Kind::LitVar:
+      return literals_.IsFloat(type->var) ? type : types().Unit();
+    case Type::Kind::Index:
+      return types().Unit();
+    case Type::Kind::Tuple: {
+      std::vector<const Type*> elements;
+      for (const Type* element : type->elements)
+        elements.push_back(Tangent(element));
+      return types().Tuple(std::move(elements));
+    }
+    default:
+      // A struct's tangent is the same struct (see docs/language/types.md).
+      return type;
+  }
+}
+
+bool Checker::ContainsFunction(const Type* type) {
+  if (type->kind == Type::Kind::Function) return true;
+  if (type->kind == Type::Kind::Tuple)
+    return llvm::any_of(type->elements,
+                        [&](const Type* t) { return ContainsFunction(t); });
+  return false;
+}
+
+bool Checker::IsFloatValued(const Type* type) {
+  type = Resolve(type);
+  switch (type->kind) {
+    case Type::Kind::Error:
+      return true;
+    case Type::Kind::Scalar:
+      return IsFloat(type->scalar);
+    case Type::Kind::LitVar:
+      return true;  // an integer literal may still become a float
+    case Type::Kind::Tuple:
+      return llvm::all_of(type->elements,
+                          [&](const Type* t) { return IsFloatValued(t); });
+    case Type::Kind::Struct:
+      return llvm::all_of(type->struct_info->field_types,
+                          [&](const Type* t) { return IsFloatValued(t); });
+    default:
+      return false;
+  }
+}
+
+const Type* Checker::LeafKindOf(const Type* type) {
+  type = Resolve(type);
+  switch (type->kind) {
+    case Type::Kind::Scalar:
+    case Type::Kind::LitVar:
+    case Type::Kind::Index:
+      return types().WithDims(type, {});
+    case Type::Kind::Tuple:
+      for (const Type* element : type->elements)
+        if (const Type* kind = LeafKindOf(element)) return kind;
+      return nullptr;
+    case Type::Kind::Struct:
+      for (const Type* field : type->struct_info->field_types)
+        if (const Type* kind = LeafKindOf(field)) return kind;
+      return nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+// --- Written types -----------------------------------------------------------
+
+const DimInfo* Checker::ResolveDimName(const ast::Ident& name,
+                                       const Scope* scope) {
+  const Symbol* symbol = scope->Lookup(name.name);
+  if (!symbol) {
+    ReportUnknown(name, scope, "dim");
+    return nullptr;
+  }
+  if (symbol->kind != Symbol::Kind::Dim) {
+    Error(DiagKind::NotADim, name.span,
+          "`" + name.name.str() + "` is not a dim")
+        .Note(symbol->span, "`" + name.name.str() + "` is declared here");
+    return nullptr;
+  }
+  return symbol->dim;
+}
+
+namespace {
+
+std::optional<ScalarKind> ScalarFromName(llvm::StringRef name) {
+  if (name == "f32") return ScalarKind::F32;
+  if (name == "f64") return ScalarKind::F64;
+  if (name == "i32") return ScalarKind::I32;
+  if (name == "i64") return ScalarKind::I64;
+  if (name == "bool") return ScalarKind::Bool;
+  return std::nullopt;
+}
+
+}  // namespace
+
+const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
+                                     const Scope* scope) {
+  // Each bracket is a list of dims; the caller decides which instantiate.
+  auto dims_of = [&](const ast::DimList& list, bool* ok) {
+    DimSet dims;
+    for (const ast::Ident& name : list) {
+      const DimInfo* dim = ResolveDimName(name, scope);
+      if (!dim) {
+        *ok = false;
+        continue;
+      }
+      if (!dims.Insert(dim)) {
+        Error(DiagKind::DuplicateDim, name.span,
+              "dim `" + name.name.str() + "` appears twice in this type");
+        *ok = false;
+      }
+    }
+    return dims;
+  };
+
+  const Type* result = types().Error();
+  size_t first_lift = 0;
+  bool ok = true;
+  if (type_expr->kind == ast::TypeExpr::Kind::Tuple) {
+    std::vector<const Type*> elements;
+    for (ast::TypeExpr* element : type_expr->elements) {
+      elements.push_back(ResolveTypeExpr(element, scope));
+      if (elements.back()->IsError()) ok = false;
+    }
+    result = types().Tuple(std::move(elements));
+  } else {
+    const ast::Ident& head = type_expr->path.front();
+    const Symbol* symbol = nullptr;
+    if (type_expr->path.size() == 1) {
+      if (auto scalar = ScalarFromName(head.name)) {
+        result = types().Scalar(*scalar);
+      } else {
+        symbol = scope->Lookup(head.name);
+        if (!symbol) {
+          ReportUnknown(head, scope, "type");
+          return type_expr->type = types().Error();
+        }
+      }
+    } else {
+      const Symbol* module = scope->Lookup(head.name);
+      if (!module || module->kind != Symbol::Kind::Module) {
+        ReportUnknown(head, scope, "module");
+        return type_expr->type = types().Error();
+      }
+      const ast::Ident& member = type_expr->path.back();
+      symbol = module->module->scope->LookupLocal(member.name);
+      if (!symbol || symbol->kind != Symbol::Kind::Struct) {
+        Error(DiagKind::UnknownMember, member.span,
+              "module `" + head.name.str() + "` has no struct `" +
+                  member.name.str() + "`");
+        return type_expr->type = types().Error();
+      }
+    }
+    if (symbol) {
+      if (symbol->kind == Symbol::Kind::Dim) {
+        result = types().Index(symbol->dim);
+      } else if (symbol->kind == Symbol::Kind::Struct) {
+        const StructInfo* info = symbol->struct_info;
+        std::vector<const DimInfo*> args;
+        if (!info->size_params.empty()) {
+          if (type_expr->brackets.empty() ||
+              type_expr->brackets[0].size() != info->size_params.size()) {
+            Error(DiagKind::WrongTypeArgs, type_expr->span,
+                  "struct `" + head.name.str() + "` takes " +
+                      std::to_string(info->size_params.size()) +
+                      " size argument(s): " + info->decl->name.name.str() +
+                      "[" + [&] {
+                        std::string names;
+                        for (const DimInfo* p : info->size_params)
+                          names += (names.empty() ? "" : ", ") + p->name.str();
+                        return names;
+                      }() + "]");
+            return type_expr->type = types().Error();
+          }
+          for (const ast::Ident& name : type_expr->brackets[0]) {
+            const DimInfo* dim = ResolveDimName(name, scope);
+            if (!dim) return type_expr->type = types().Error();
+            args.push_back(dim);
+          }
+          first_lift = 1;
+        }
+        result = types().Struct(info, std::move(args));
+      } else {
+        Error(DiagKind::NotAType, head.span,
+              "`" + head.name.str() + "` is not a type")
+            .Note(symbol->span, "`" + head.name.str() + "` is declared here");
+        return type_expr->type = types().Error();
+      }
+    }
+  }
+  for (size_t i = first_lift; i < type_expr->brackets.size(); ++i) {
+    DimSet dims = dims_of(type_expr->brackets[i], &ok);
+    if (!ok) break;
+    result = Lift(result, dims, type_expr->span);
+  }
+  if (!ok) result = types().Error();
+  return type_expr->type = result;
+}
+
+}  // namespace delta::sema

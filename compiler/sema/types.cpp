@@ -1,0 +1,158 @@
+// Dim sets and the type factory.
+#include "compiler/sema/types.h"
+
+#include <algorithm>
+
+namespace delta::sema {
+namespace {
+
+bool ByOrder(const DimInfo* a, const DimInfo* b) { return a->order < b->order; }
+
+}  // namespace
+
+DimSet::DimSet(std::initializer_list<const DimInfo*> dims) {
+  for (const DimInfo* dim : dims) Insert(dim);
+}
+
+bool DimSet::Contains(const DimInfo* dim) const {
+  return std::find(dims_.begin(), dims_.end(), dim) != dims_.end();
+}
+
+bool DimSet::ContainsAll(const DimSet& other) const {
+  for (const DimInfo* dim : other)
+    if (!Contains(dim)) return false;
+  return true;
+}
+
+bool DimSet::Intersects(const DimSet& other) const {
+  for (const DimInfo* dim : other)
+    if (Contains(dim)) return true;
+  return false;
+}
+
+bool DimSet::Insert(const DimInfo* dim) {
+  if (Contains(dim)) return false;
+  dims_.insert(std::upper_bound(dims_.begin(), dims_.end(), dim, ByOrder),
+               dim);
+  return true;
+}
+
+void DimSet::Erase(const DimInfo* dim) {
+  dims_.erase(std::remove(dims_.begin(), dims_.end(), dim), dims_.end());
+}
+
+DimSet DimSet::Union(const DimSet& other) const {
+  DimSet result = *this;
+  for (const DimInfo* dim : other) result.Insert(dim);
+  return result;
+}
+
+DimSet DimSet::Minus(const DimSet& other) const {
+  DimSet result;
+  for (const DimInfo* dim : dims_)
+    if (!other.Contains(dim)) result.dims_.push_back(dim);
+  return result;
+}
+
+DimSet DimSet::Intersect(const DimSet& other) const {
+  DimSet result;
+  for (const DimInfo* dim : dims_)
+    if (other.Contains(dim)) result.dims_.push_back(dim);
+  return result;
+}
+
+llvm::StringRef ScalarName(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::F32: return "f32";
+    case ScalarKind::F64: return "f64";
+    case ScalarKind::I32: return "i32";
+    case ScalarKind::I64: return "i64";
+    case ScalarKind::Bool: return "bool";
+  }
+  return "?";
+}
+
+bool IsFloat(ScalarKind kind) {
+  return kind == ScalarKind::F32 || kind == ScalarKind::F64;
+}
+
+bool IsInteger(ScalarKind kind) {
+  return kind == ScalarKind::I32 || kind == ScalarKind::I64;
+}
+
+TypeContext::TypeContext() {
+  error_ = Make(Type{});
+  Type unit;
+  unit.kind = Type::Kind::Tuple;
+  unit_ = Make(std::move(unit));
+}
+
+const Type* TypeContext::Make(Type type) {
+  types_.push_back(std::make_unique<Type>(std::move(type)));
+  return types_.back().get();
+}
+
+const Type* TypeContext::Scalar(ScalarKind kind, DimSet dims) {
+  Type type;
+  type.kind = Type::Kind::Scalar;
+  type.scalar = kind;
+  type.dims = std::move(dims);
+  return Make(std::move(type));
+}
+
+const Type* TypeContext::Index(const DimInfo* dim, DimSet dims) {
+  Type type;
+  type.kind = Type::Kind::Index;
+  type.index_dim = dim;
+  type.dims = std::move(dims);
+  return Make(std::move(type));
+}
+
+const Type* TypeContext::LitVar(LitVarId var, DimSet dims) {
+  Type type;
+  type.kind = Type::Kind::LitVar;
+  type.var = var;
+  type.dims = std::move(dims);
+  return Make(std::move(type));
+}
+
+const Type* TypeContext::Tuple(std::vector<const Type*> elements) {
+  if (elements.empty()) return unit_;
+  Type type;
+  type.kind = Type::Kind::Tuple;
+  type.elements = std::move(elements);
+  return Make(std::move(type));
+}
+
+const Type* TypeContext::Struct(const StructInfo* info,
+                                std::vector<const DimInfo*> args,
+                                DimSet lift) {
+  Type type;
+  type.kind = Type::Kind::Struct;
+  type.struct_info = info;
+  type.struct_args = std::move(args);
+  type.dims = std::move(lift);
+  return Make(std::move(type));
+}
+
+const Type* TypeContext::Function(const Callable* callable) {
+  Type type;
+  type.kind = Type::Kind::Function;
+  type.callable = callable;
+  return Make(std::move(type));
+}
+
+const Type* TypeContext::WithDims(const Type* type, DimSet dims) {
+  if (type->dims == dims) return type;
+  Type copy = *type;
+  copy.dims = std::move(dims);
+  return Make(std::move(copy));
+}
+
+DimInfo* TypeContext::NewDim(DimInfo info) {
+  info.order = next_dim_order_++;
+  dims_.push_back(std::make_unique<DimInfo>(info));
+  return dims_.back().get();
+}
+
+}  // namespace delta::sema

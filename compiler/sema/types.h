@@ -1,0 +1,136 @@
+// Semantic types: scalars and index types over unordered sets of named dims,
+// tuples, structs, function values, and flexible literal types.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "compiler/base/span.h"
+
+namespace delta::ast {
+class StructDecl;
+}
+
+namespace delta::sema {
+
+struct Callable;
+struct StructInfo;
+struct ModuleInfo;
+
+// A dimension: a name with a size. Two DimInfos are never the same dim.
+struct DimInfo {
+  enum class Kind { Module, SizeParam, Local };
+  Kind kind = Kind::Module;
+  llvm::StringRef name;
+  Span span;
+  // Canonical position: the order in which dims were declared (imported
+  // modules first). Printing and memory layout go by it.
+  uint32_t order = 0;
+  std::optional<int64_t> constant_size;  // known at compile time
+  const ModuleInfo* module = nullptr;    // where a module dim lives
+};
+
+// A set of dims, kept sorted by canonical order.
+class DimSet {
+ public:
+  DimSet() = default;
+  DimSet(std::initializer_list<const DimInfo*> dims);
+
+  bool empty() const { return dims_.empty(); }
+  size_t size() const { return dims_.size(); }
+  auto begin() const { return dims_.begin(); }
+  auto end() const { return dims_.end(); }
+  bool Contains(const DimInfo* dim) const;
+  bool ContainsAll(const DimSet& other) const;
+  bool Intersects(const DimSet& other) const;
+  // Returns false (and leaves the set unchanged) if `dim` is present.
+  bool Insert(const DimInfo* dim);
+  void Erase(const DimInfo* dim);
+  DimSet Union(const DimSet& other) const;
+  DimSet Minus(const DimSet& other) const;
+  DimSet Intersect(const DimSet& other) const;
+  bool operator==(const DimSet& other) const { return dims_ == other.dims_; }
+  bool operator!=(const DimSet& other) const { return dims_ != other.dims_; }
+
+ private:
+  llvm::SmallVector<const DimInfo*, 4> dims_;
+};
+
+enum class ScalarKind { F32, F64, I32, I64, Bool };
+
+llvm::StringRef ScalarName(ScalarKind kind);
+bool IsFloat(ScalarKind kind);
+bool IsInteger(ScalarKind kind);
+
+// A flexible literal type `{int}` or `{float}`, solved by unification.
+using LitVarId = uint32_t;
+
+class Type {
+ public:
+  enum class Kind {
+    Error,     // after a reported error; compatible with everything
+    Scalar,    // f32[dims]
+    Index,     // an index of `index_dim`, possibly over dims: vocab[batch]
+    LitVar,    // {int}[dims] / {float}[dims]
+    Tuple,     // (T1, T2); lifting is pushed into the elements
+    Struct,    // Name[args][lift dims]
+    Function,  // a compile-time function value
+  };
+
+  Kind kind = Kind::Error;
+  ScalarKind scalar = ScalarKind::F32;   // Scalar
+  const DimInfo* index_dim = nullptr;    // Index
+  LitVarId var = 0;                      // LitVar
+  DimSet dims;                           // leaves: array dims; Struct: lift
+  std::vector<const Type*> elements;     // Tuple
+  const StructInfo* struct_info = nullptr;    // Struct
+  std::vector<const DimInfo*> struct_args;    // Struct: size arguments
+  const Callable* callable = nullptr;         // Function
+
+  bool IsError() const { return kind == Kind::Error; }
+  bool IsLeaf() const {
+    return kind == Kind::Scalar || kind == Kind::Index || kind == Kind::LitVar;
+  }
+  bool IsUnit() const { return kind == Kind::Tuple && elements.empty(); }
+  bool IsScalarOf(ScalarKind k) const {
+    return kind == Kind::Scalar && scalar == k && dims.empty();
+  }
+};
+
+// Owns every type. Types are immutable once made.
+class TypeContext {
+ public:
+  TypeContext();
+  const Type* Error() const { return error_; }
+  const Type* Unit() const { return unit_; }
+  const Type* Scalar(ScalarKind kind, DimSet dims = {});
+  const Type* Index(const DimInfo* dim, DimSet dims = {});
+  const Type* LitVar(LitVarId var, DimSet dims = {});
+  const Type* Tuple(std::vector<const Type*> elements);
+  const Type* Struct(const StructInfo* info, std::vector<const DimInfo*> args,
+                     DimSet lift = {});
+  const Type* Function(const Callable* callable);
+
+  // `type` with its leaf dims (or struct lift dims) replaced.
+  const Type* WithDims(const Type* type, DimSet dims);
+  DimInfo* NewDim(DimInfo info);
+  uint32_t NextDimOrder() { return next_dim_order_++; }
+
+ private:
+  const Type* Make(Type type);
+  std::vector<std::unique_ptr<Type>> types_;
+  std::vector<std::unique_ptr<DimInfo>> dims_;
+  const Type* error_;
+  const Type* unit_;
+  uint32_t next_dim_order_ = 0;
+};
+
+}  // namespace delta::sema
