@@ -1,11 +1,11 @@
 // libFuzzer target for the whole front end: any bytes must give diagnostics
 // or a checked program, never a crash, a hang or a sanitizer report.
-#include <cstddef>
-#include <cstdint>
-
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <cstddef>
+#include <cstdint>
 
 #include "compiler/diagnostics/diagnostics.h"
 #include "compiler/sema/sema.h"
