@@ -23,6 +23,11 @@ const Symbol* Scope::Lookup(llvm::StringRef name) const {
   return nullptr;
 }
 
+bool IsScalarTypeName(llvm::StringRef name) {
+  return name == "f32" || name == "f64" || name == "i32" || name == "i64" ||
+         name == "bool";
+}
+
 int StructInfo::FieldIndex(llvm::StringRef name) const {
   for (size_t i = 0; i < field_names.size(); ++i)
     if (field_names[i] == name) return static_cast<int>(i);
@@ -269,6 +274,11 @@ ModuleInfo* Checker::ResolveImport(ast::ImportDecl* decl,
 void Checker::CollectDecls(ModuleInfo* module) {
   Scope* scope = module->scope;
   auto declare = [&](Symbol* symbol, const ast::Decl* decl) {
+    if (IsScalarTypeName(symbol->name)) {
+      Error(DiagKind::Redefinition, symbol->span,
+            "`" + symbol->name.str() + "` is a built-in type name");
+      return;
+    }
     if (const Symbol* existing = scope->LookupLocal(symbol->name)) {
       Error(DiagKind::Redefinition, symbol->span,
             "`" + symbol->name.str() + "` is declared twice")

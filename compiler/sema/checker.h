@@ -77,6 +77,9 @@ struct Context {
 
 class Checker;
 
+// f32, f64, i32, i64, bool: type names that no declaration may take.
+bool IsScalarTypeName(llvm::StringRef name);
+
 // Leaf and value combinations shared by operators and builtins
 // (check_expr.cpp).
 const Type* UnifyLeafKinds(Checker& checker, const Type* a, const Type* b);
