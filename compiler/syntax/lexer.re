@@ -266,9 +266,11 @@ bool Lexer::Scan(Token& token) {
     "|" { token.kind = TokenKind::Pipe; return true; }
 
     "&" {
+      // Read as the `&&` it almost certainly means, to avoid a cascade.
       Error(DiagKind::InvalidCharacter, {token_, cursor_},
             "unexpected character '&'; did you mean '&&'?");
-      return false;
+      token.kind = TokenKind::AndAnd;
+      return true;
     }
     utf8_multi {
       Error(DiagKind::InvalidCharacter, {token_, cursor_},

@@ -110,6 +110,12 @@ std::vector<std::string> DescribeExpected(std::vector<SymbolKind> expected) {
     }
     if (expected.empty()) words.push_back("operator");
   }
+  // After a type or a name, `.` and `[` could continue it; when a closing
+  // token is also possible, that is what is missing.
+  if (has(Kind::S_Comma) || has(Kind::S_RParen) || has(Kind::S_RBracket) ||
+      has(Kind::S_RBrace) || has(Kind::S_Semi)) {
+    remove({Kind::S_Dot, Kind::S_LBracket});
+  }
   if (has(Kind::S_Ident) && has(Kind::S_IntLit) && has(Kind::S_LParen)) {
     bool statement = has(Kind::S_KwLet);
     remove({Kind::S_Ident, Kind::S_IntLit, Kind::S_FloatLit, Kind::S_StringLit,
