@@ -1,0 +1,163 @@
+// Basic IR utilities: op names, dim lists, value and dim creation.
+#include "compiler/ir/ir.h"
+
+#include <algorithm>
+
+namespace delta::ir {
+namespace {
+
+bool ByOrder(const Dim* a, const Dim* b) { return a->order < b->order; }
+
+enum class OpClass { Unary, Binary, Other };
+
+OpClass ClassOf(OpKind kind) {
+  switch (kind) {
+#define DELTA_OP(Name, mnemonic, Kind) \
+  case OpKind::Name:                   \
+    return OpClass::Kind;
+#include "compiler/ir/ops.def"
+  }
+  return OpClass::Other;
+}
+
+}  // namespace
+
+llvm::StringRef OpMnemonic(OpKind kind) {
+  switch (kind) {
+#define DELTA_OP(Name, mnemonic, Kind) \
+  case OpKind::Name:                   \
+    return mnemonic;
+#include "compiler/ir/ops.def"
+  }
+  return "?";
+}
+
+bool IsElementwiseUnary(OpKind kind) {
+  return ClassOf(kind) == OpClass::Unary;
+}
+bool IsElementwiseBinary(OpKind kind) {
+  return ClassOf(kind) == OpClass::Binary;
+}
+
+llvm::StringRef ElemName(ElemKind kind) {
+  switch (kind) {
+    case ElemKind::F32: return "f32";
+    case ElemKind::F64: return "f64";
+    case ElemKind::I32: return "i32";
+    case ElemKind::I64: return "i64";
+    case ElemKind::Bool: return "bool";
+    case ElemKind::Index: return "index";
+  }
+  return "?";
+}
+
+llvm::StringRef ReduceName(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum: return "sum";
+    case ReduceKind::Prod: return "prod";
+    case ReduceKind::Max: return "max";
+    case ReduceKind::Min: return "min";
+    case ReduceKind::Argmax: return "argmax";
+    case ReduceKind::Argmin: return "argmin";
+  }
+  return "?";
+}
+
+DimList::DimList(std::initializer_list<const Dim*> dims) {
+  for (const Dim* dim : dims) Insert(dim);
+}
+
+DimList::DimList(llvm::ArrayRef<const Dim*> dims) {
+  for (const Dim* dim : dims) Insert(dim);
+}
+
+bool DimList::Contains(const Dim* dim) const { return IndexOf(dim) >= 0; }
+
+bool DimList::ContainsAll(const DimList& other) const {
+  return std::all_of(other.begin(), other.end(),
+                     [&](const Dim* dim) { return Contains(dim); });
+}
+
+int DimList::IndexOf(const Dim* dim) const {
+  auto it = std::find(dims_.begin(), dims_.end(), dim);
+  return it == dims_.end() ? -1 : static_cast<int>(it - dims_.begin());
+}
+
+void DimList::Insert(const Dim* dim) {
+  if (Contains(dim)) return;
+  dims_.insert(std::upper_bound(dims_.begin(), dims_.end(), dim, ByOrder),
+               dim);
+}
+
+DimList DimList::Union(const DimList& other) const {
+  DimList result = *this;
+  for (const Dim* dim : other) result.Insert(dim);
+  return result;
+}
+
+DimList DimList::Minus(const DimList& other) const {
+  DimList result;
+  for (const Dim* dim : dims_)
+    if (!other.Contains(dim)) result.dims_.push_back(dim);
+  return result;
+}
+
+std::string TypeString(const Type& type) {
+  std::string result = type.elem == ElemKind::Index
+                           ? "index<" + type.index_dim->name + ">"
+                           : ElemName(type.elem).str();
+  if (!type.dims.empty()) {
+    result += "[";
+    for (size_t i = 0; i < type.dims.size(); ++i)
+      result += (i ? ", " : "") + type.dims[i]->name;
+    result += "]";
+  }
+  return result;
+}
+
+Value* Function::NewValue(Type type, std::string name) {
+  values_.push_back(std::make_unique<Value>());
+  Value* value = values_.back().get();
+  value->type = std::move(type);
+  value->name = std::move(name);
+  return value;
+}
+
+Dim* Function::NewDim(std::string name, std::optional<int64_t> constant,
+                      Value* size) {
+  owned_dims_.push_back(std::make_unique<Dim>());
+  Dim* dim = owned_dims_.back().get();
+  dim->name = std::move(name);
+  dim->order = module->NextDimOrder();
+  dim->constant = constant;
+  dim->size = size;
+  dims.push_back(dim);
+  return dim;
+}
+
+Function* Module::AddFunction(std::string name) {
+  functions.push_back(std::make_unique<Function>());
+  Function* function = functions.back().get();
+  function->name = std::move(name);
+  function->module = this;
+  function->body = std::make_unique<Block>();
+  function->body->function = function;
+  return function;
+}
+
+Function* Module::FindFunction(llvm::StringRef name) const {
+  for (const auto& function : functions)
+    if (function->name == name) return function.get();
+  return nullptr;
+}
+
+Dim* Module::AddDim(std::string name, int64_t size) {
+  dims.push_back(std::make_unique<Dim>());
+  Dim* dim = dims.back().get();
+  dim->name = std::move(name);
+  dim->order = NextDimOrder();
+  dim->constant = size;
+  return dim;
+}
+
+}  // namespace delta::ir

@@ -1,0 +1,197 @@
+// The typed SSA IR: values whose types are element types over sets of named
+// dims, ops with structured regions, functions and modules. Every pass takes
+// and returns this IR; see docs/internals/ir.md for the design.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/StringRef.h>
+
+namespace delta::ir {
+
+enum class OpKind {
+#define DELTA_OP(Name, mnemonic, Kind) Name,
+#include "compiler/ir/ops.def"
+};
+
+llvm::StringRef OpMnemonic(OpKind kind);
+bool IsElementwiseUnary(OpKind kind);
+bool IsElementwiseBinary(OpKind kind);
+
+enum class ElemKind { F32, F64, I32, I64, Bool, Index };
+
+llvm::StringRef ElemName(ElemKind kind);
+inline bool IsFloat(ElemKind kind) {
+  return kind == ElemKind::F32 || kind == ElemKind::F64;
+}
+inline bool IsInteger(ElemKind kind) {
+  return kind == ElemKind::I32 || kind == ElemKind::I64;
+}
+
+class Value;
+class Op;
+class Block;
+class Function;
+class Module;
+
+// A named dimension. Its size is a compile-time constant, or the i64 value
+// `size` of the function that declares it (a size parameter or local dim).
+struct Dim {
+  std::string name;
+  uint32_t order = 0;  // canonical order: printing and memory layout
+  std::optional<int64_t> constant;
+  Value* size = nullptr;
+};
+
+// A set of dims, sorted by canonical order.
+class DimList {
+ public:
+  DimList() = default;
+  DimList(std::initializer_list<const Dim*> dims);
+  explicit DimList(llvm::ArrayRef<const Dim*> dims);
+  bool empty() const { return dims_.empty(); }
+  size_t size() const { return dims_.size(); }
+  const Dim* operator[](size_t i) const { return dims_[i]; }
+  auto begin() const { return dims_.begin(); }
+  auto end() const { return dims_.end(); }
+  bool Contains(const Dim* dim) const;
+  bool ContainsAll(const DimList& other) const;
+  // Position of `dim`, or -1.
+  int IndexOf(const Dim* dim) const;
+  void Insert(const Dim* dim);
+  DimList Union(const DimList& other) const;
+  DimList Minus(const DimList& other) const;
+  bool operator==(const DimList& other) const { return dims_ == other.dims_; }
+  bool operator!=(const DimList& other) const { return dims_ != other.dims_; }
+
+ private:
+  std::vector<const Dim*> dims_;
+};
+
+// Element kind over a set of dims. A scalar has no dims.
+struct Type {
+  ElemKind elem = ElemKind::F32;
+  const Dim* index_dim = nullptr;  // for ElemKind::Index
+  DimList dims;
+
+  bool IsScalar() const { return dims.empty(); }
+  Type WithDims(DimList new_dims) const {
+    Type type = *this;
+    type.dims = std::move(new_dims);
+    return type;
+  }
+  bool operator==(const Type& other) const {
+    return elem == other.elem && index_dim == other.index_dim &&
+           dims == other.dims;
+  }
+  bool operator!=(const Type& other) const { return !(*this == other); }
+};
+
+std::string TypeString(const Type& type);
+
+// A source location for run-time errors, resolved at lowering so that the
+// IR does not depend on the source manager.
+struct Loc {
+  std::string file;
+  unsigned line = 0;
+  unsigned column = 0;
+  bool IsValid() const { return line != 0; }
+};
+
+// An SSA value: the result of an op or an argument of a block.
+class Value {
+ public:
+  Type type;
+  Op* def = nullptr;        // null for block arguments
+  Block* block = nullptr;   // the block whose argument this is
+  unsigned index = 0;       // result or argument position
+  std::string name;         // a hint for printing (the user's name)
+};
+
+enum class ReduceKind { Sum, Prod, Max, Min, Argmax, Argmin };
+llvm::StringRef ReduceName(ReduceKind kind);
+
+// One part of a print: literal text or the next operand.
+struct PrintItem {
+  bool is_value = false;
+  std::string text;
+};
+
+class Op {
+ public:
+  OpKind kind;
+  std::vector<Value*> operands;
+  std::vector<Value*> results;
+  std::vector<std::unique_ptr<Block>> regions;
+  Block* parent = nullptr;
+  Loc loc;
+
+  // Attributes; which ones an op uses is documented in ops.def.
+  std::vector<const Dim*> dims;
+  double float_value = 0;
+  int64_t int_value = 0;
+  ReduceKind reduce = ReduceKind::Sum;
+  Function* callee = nullptr;
+  std::vector<PrintItem> print_items;
+
+  explicit Op(OpKind kind) : kind(kind) {}
+  Value* result(unsigned i = 0) const { return results[i]; }
+  Block* region(unsigned i) const { return regions[i].get(); }
+};
+
+// A straight-line list of ops with arguments; a region is one block that
+// ends with a yield (or return in a function body).
+class Block {
+ public:
+  std::vector<Value*> args;
+  std::vector<std::unique_ptr<Op>> ops;
+  Op* parent = nullptr;  // the op that owns this region; null for a body
+  Function* function = nullptr;
+
+  Op* terminator() const { return ops.empty() ? nullptr : ops.back().get(); }
+};
+
+class Function {
+ public:
+  std::string name;
+  bool is_export = false;
+  // Size parameters: each has an i64 parameter value (in `size_params`).
+  std::vector<Dim*> dims;  // every dim this function declares
+  std::vector<Value*> size_params;
+  std::vector<Value*> params;  // block arguments of `body` after sizes
+  std::vector<std::string> param_names;
+  std::vector<Type> result_types;
+  std::unique_ptr<Block> body;
+  Module* module = nullptr;
+
+  Value* NewValue(Type type, std::string name = "");
+  Dim* NewDim(std::string name, std::optional<int64_t> constant,
+              Value* size);
+
+ private:
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<std::unique_ptr<Dim>> owned_dims_;
+};
+
+class Module {
+ public:
+  std::string name;
+  std::vector<std::unique_ptr<Function>> functions;
+  std::vector<std::unique_ptr<Dim>> dims;  // module-level constant dims
+
+  Function* AddFunction(std::string name);
+  Function* FindFunction(llvm::StringRef name) const;
+  Dim* AddDim(std::string name, int64_t size);
+  // The next canonical position for a new dim, shared by all functions.
+  uint32_t NextDimOrder() { return next_dim_order_++; }
+
+ private:
+  uint32_t next_dim_order_ = 0;
+};
+
+}  // namespace delta::ir
