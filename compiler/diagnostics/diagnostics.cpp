@@ -4,8 +4,12 @@
 #include "compiler/diagnostics/diagnostics.h"
 
 #include <llvm/ADT/SmallString.h>
+#include <llvm/Support/ConvertUTF.h>
 #include <llvm/Support/JSON.h>
+#include <llvm/Support/Unicode.h>
+#include <llvm/Support/WithColor.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -115,11 +119,85 @@ llvm::SmallVector<llvm::SMRange, 1> Ranges(const llvm::SourceMgr& sources,
   return ranges;
 }
 
+// The text of the line that holds `span`'s start, without its line break
+// (the same line that llvm::SourceMgr shows).
+llvm::StringRef LineOf(const llvm::SourceMgr& sources, Span span) {
+  unsigned buffer_id = sources.FindBufferContainingLoc(span.Start());
+  llvm::StringRef buffer = sources.getMemoryBuffer(buffer_id)->getBuffer();
+  const char* begin = span.begin;
+  while (begin != buffer.begin() && begin[-1] != '\n' && begin[-1] != '\r') {
+    --begin;
+  }
+  const char* end = span.begin;
+  while (end != buffer.end() && *end != '\n' && *end != '\r') ++end;
+  return {begin, static_cast<size_t>(end - begin)};
+}
+
+bool IsAscii(llvm::StringRef text) {
+  return llvm::all_of(text, [](char c) { return (c & 0x80) == 0; });
+}
+
+// LLVM draws carets and fix-its only under lines of ASCII text (its columns
+// are bytes); see DrawCaretBeyondAscii for the others.
+bool LlvmDrawsCaret(const llvm::SourceMgr& sources, Span span) {
+  return Locate(sources, span) && IsAscii(LineOf(sources, span));
+}
+
 bool IsOnLineOf(const llvm::SourceMgr& sources, Span span, Span anchor) {
   std::optional<Location> a = Locate(sources, span);
   std::optional<Location> b = Locate(sources, anchor);
   return a && b && a->buffer_id == b->buffer_id && a->line == b->line &&
          a->end_line == b->line;
+}
+
+// Where LLVM's printing of `line` puts the character at byte `offset`: tabs
+// expand to the next multiple of 8 *bytes* (LLVM's rule), other characters
+// take their display width (two for wide ones).
+unsigned DisplayColumn(llvm::StringRef line, size_t offset) {
+  unsigned byte_column = 0;
+  unsigned display_column = 0;
+  for (size_t i = 0; i < offset && i < line.size();) {
+    unsigned char c = line[i];
+    if (c == '\t') {
+      do {
+        ++byte_column;
+        ++display_column;
+      } while (byte_column % 8 != 0);
+      ++i;
+      continue;
+    }
+    size_t length = c < 0x80 ? 1 : llvm::getNumBytesForUTF8(c);
+    length = std::clamp<size_t>(length, 1, line.size() - i);
+    int width = llvm::sys::unicode::columnWidthUTF8(line.substr(i, length));
+    display_column += width < 0 ? 1 : width;
+    byte_column += length;
+    i += length;
+  }
+  return display_column;
+}
+
+// The caret and `~` underline that LLVM leaves out under a line with
+// non-ASCII text.
+void DrawCaretBeyondAscii(llvm::raw_ostream& stream,
+                          const llvm::SourceMgr& sources, Span span,
+                          bool color) {
+  llvm::StringRef line = LineOf(sources, span);
+  size_t start = span.begin - line.begin();
+  size_t end = start;
+  if (span.end > span.begin) {
+    end = std::min<size_t>(span.end - line.begin(), line.size());
+  }
+  unsigned caret_column = DisplayColumn(line, start);
+  unsigned end_column = DisplayColumn(line, end);
+  std::string caret(caret_column, ' ');
+  caret += '^';
+  if (end_column > caret_column + 1) {
+    caret.append(end_column - caret_column - 1, '~');
+  }
+  llvm::WithColor(stream, llvm::raw_ostream::GREEN, /*Bold=*/true,
+                  /*BG=*/false,
+                  color ? llvm::ColorMode::Enable : llvm::ColorMode::Disable)
+      << caret << "\n";
 }
 
 void AddLocation(const llvm::SourceMgr& sources, Span span,
@@ -196,12 +274,29 @@ void DiagnosticEngine::EmitText(const Diagnostic& diagnostic) {
   llvm::SmallString<256> text;
   RenderStream stream(text, color_);
 
-  // Fix-its on the caret's line are drawn by LLVM under the caret; others
+  // A message at a place, with LLVM's caret (or ours where LLVM has none),
+  // or naming `program` when there is no place.
+  auto print = [&](Span span, llvm::SourceMgr::DiagKind kind,
+                   const std::string& message,
+                   llvm::ArrayRef<llvm::SMFixIt> fixits, const char* program) {
+    if (!Locate(sources_, span)) {
+      llvm::SMDiagnostic("", kind, message).print(program, stream, color_);
+      return;
+    }
+    sources_.PrintMessage(stream, span.Start(), kind, message,
+                          Ranges(sources_, span), fixits, color_);
+    if (!LlvmDrawsCaret(sources_, span)) {
+      DrawCaretBeyondAscii(stream, sources_, span, color_);
+    }
+  };
+
+  // Fix-its that LLVM can draw under the caret's line go there; others
   // would be dropped silently, so they become notes at their own place.
   llvm::SmallVector<llvm::SMFixIt, 2> inline_fixits;
   std::vector<DiagNote> fixit_notes;
   for (const FixIt& fixit : diagnostic.fixits) {
-    if (IsOnLineOf(sources_, fixit.span, diagnostic.span)) {
+    if (LlvmDrawsCaret(sources_, diagnostic.span) &&
+        IsOnLineOf(sources_, fixit.span, diagnostic.span)) {
       inline_fixits.emplace_back(fixit.span.Range(), fixit.replacement);
     } else {
       std::string message = fixit.span.begin == fixit.span.end
@@ -211,30 +306,15 @@ void DiagnosticEngine::EmitText(const Diagnostic& diagnostic) {
     }
   }
 
-  std::string message =
-      diagnostic.message + " [" + DiagCode(diagnostic.kind).str() + "]";
-  Severity severity = DiagSeverity(diagnostic.kind);
-  if (Locate(sources_, diagnostic.span)) {
-    sources_.PrintMessage(stream, diagnostic.span.Start(), ToLlvm(severity),
-                          message, Ranges(sources_, diagnostic.span),
-                          inline_fixits, color_);
-  } else {
-    llvm::SMDiagnostic(/*filename=*/"", ToLlvm(severity), message)
-        .print("dlc", stream, color_);
+  print(diagnostic.span, ToLlvm(DiagSeverity(diagnostic.kind)),
+        diagnostic.message + " [" + DiagCode(diagnostic.kind).str() + "]",
+        inline_fixits, "dlc");
+  for (const DiagNote& note : diagnostic.notes) {
+    print(note.span, llvm::SourceMgr::DK_Note, note.message, {}, nullptr);
   }
-
-  auto print_note = [&](const DiagNote& note) {
-    if (Locate(sources_, note.span)) {
-      sources_.PrintMessage(stream, note.span.Start(), llvm::SourceMgr::DK_Note,
-                            note.message, Ranges(sources_, note.span), {},
-                            color_);
-    } else {
-      llvm::SMDiagnostic("", llvm::SourceMgr::DK_Note, note.message)
-          .print(nullptr, stream, color_);
-    }
-  };
-  for (const DiagNote& note : diagnostic.notes) print_note(note);
-  for (const DiagNote& note : fixit_notes) print_note(note);
+  for (const DiagNote& note : fixit_notes) {
+    print(note.span, llvm::SourceMgr::DK_Note, note.message, {}, nullptr);
+  }
 
   out_ << text;
 }

@@ -245,5 +245,30 @@ TEST_CASE("text rendering survives odd spans") {
       llvm::StringRef(f.output()).contains("test.dl:1:2: error: across lines"));
 }
 
+TEST_CASE("lines with non-ASCII text still get a caret and underline") {
+  Fixture f("print(\"h\xc3\xa9llo\", \xe4\xb8\xad + nope);\n");
+  f.diags()
+      .Report(DiagKind::UnknownName, f.Find("nope"), "unknown name 'nope'")
+      .Fix(f.Find("nope"), "none");
+  // Columns count bytes; on a terminal "é" and the wide "中" take one and
+  // two columns, so the caret is at display column 20.
+  CHECK(f.output() ==
+        "test.dl:1:23: error: unknown name 'nope' [E0201]\n"
+        "print(\"h\xc3\xa9llo\", \xe4\xb8\xad + nope);\n"
+        "                    ^~~~\n"
+        "test.dl:1:23: note: replace with 'none'\n"
+        "print(\"h\xc3\xa9llo\", \xe4\xb8\xad + nope);\n"
+        "                    ^~~~\n");
+}
+
+TEST_CASE("tabs before a caret expand as LLVM prints them") {
+  Fixture f("\tlet \xc3\xa9\tx = y;\n");
+  f.diags().Report(DiagKind::UnknownName, f.Find("y"), "unknown");
+  // The line prints as 8 spaces, "let é" (6 bytes, 5 columns), then a tab
+  // to byte column 16 (2 spaces), "x = ": y is at display column 19.
+  CHECK(llvm::StringRef(f.output())
+            .ends_with("\n" + std::string(19, ' ') + "^\n"));
+}
+
 }  // namespace
 }  // namespace delta
