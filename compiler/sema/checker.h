@@ -17,6 +17,7 @@
 #include "compiler/diagnostics/diagnostics.h"
 #include "compiler/sema/sema.h"
 #include "compiler/sema/format_type.h"
+#include "compiler/sema/program.h"
 #include "compiler/sema/symbols.h"
 #include "compiler/sema/types.h"
 #include "compiler/syntax/ast.h"
@@ -24,23 +25,6 @@
 namespace delta::sema {
 
 using DimMap = std::map<const DimInfo*, const DimInfo*>;
-
-// Everything a checked program owns.
-class Program {
- public:
-  explicit Program(llvm::SourceMgr& sources) : sources(sources) {}
-  llvm::SourceMgr& sources;
-  ast::Arena arena;
-  TypeContext types;
-  std::deque<Symbol> symbols;
-  std::deque<Scope> scopes;
-  std::deque<FnInfo> functions;
-  std::deque<StructInfo> structs;
-  std::deque<Callable> callables;
-  std::deque<CallInfo> calls;
-  std::deque<ModuleInfo> modules;  // imported modules first, main last
-  ModuleInfo* main_module = nullptr;
-};
 
 // The state of flexible literal types (section 1.1 of the contract).
 class LiteralSolver {
