@@ -36,11 +36,6 @@ struct PlannedCommand {
   const char* usage;
 };
 constexpr PlannedCommand kPlannedCommands[] = {
-    {"run",
-     "Compile `main` (JIT) and run it: dlc run [--interp] FILE [ARGS...]"},
-    {"build",
-     "Build an executable, a library or one stage: dlc build FILE -o OUT "
-     "[--lib] [--emit=ir|llvm|asm|obj|ptx] [--target=cuda] [-O0..-O3]"},
     {"repl", "Interactive session (also reads a script from stdin)"},
     {"test", "Run the test directives in .dl files: dlc test PATH..."},
     {"fmt", "Format files in place: dlc fmt [--check] FILE..."},
@@ -169,6 +164,44 @@ int Main(int argc, char** argv) {
   CommonSpellings check_spellings;
   AddCommonOptions(*check_command, check_spellings);
 
+  RunCommandOptions run;
+  CLI::App* run_command = app.add_subcommand(
+      "run", "Compile `main` (JIT) and run it: dlc run [--interp] FILE [ARGS...]");
+  run_command->add_option("file", run.input, "The .dl file to run")
+      ->required();
+  run_command->add_option("args", run.args, "Arguments for the program");
+  run_command->add_flag("--interp", run.interpret,
+                        "Run with the IR interpreter instead of native code");
+  run_command->add_option("-O", run.opt_level, "Optimization level 0-3")
+      ->check(CLI::Range(0, 3));
+  CommonSpellings run_spellings;
+  AddCommonOptions(*run_command, run_spellings);
+
+  BuildCommandOptions build;
+  std::string emit = "exe";
+  bool build_lib = false;
+  CLI::App* build_command = app.add_subcommand(
+      "build",
+      "Build an executable, a library or one stage: dlc build FILE -o OUT "
+      "[--lib] [--emit=ir|llvm|asm|obj|ptx] [--target=cuda] [-O0..-O3]");
+  build_command->add_option("file", build.input, "The .dl file to build")
+      ->required();
+  build_command->add_option("-o", build.output, "Output path ('-': stdout)")
+      ->required();
+  build_command->add_flag("--lib", build_lib,
+                          "A shared and static library with a C header");
+  build_command->add_option("--emit", emit, "The stage to write")
+      ->check(CLI::IsMember({"exe", "ir", "llvm", "asm", "obj", "ptx"}))
+      ->option_text("ir|llvm|asm|obj|ptx");
+  build_command->add_option("--target", build.target, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  build_command->add_option("--gpu-arch", build.gpu_arch,
+                            "GPU architecture for --target=cuda");
+  build_command->add_option("-O", build.opt_level, "Optimization level 0-3")
+      ->check(CLI::Range(0, 3));
+  CommonSpellings build_spellings;
+  AddCommonOptions(*build_command, build_spellings);
+
   std::vector<CLI::App*> planned;
   for (const PlannedCommand& command : kPlannedCommands) {
     CLI::App* sub = app.add_subcommand(command.name, command.usage);
@@ -220,8 +253,24 @@ int Main(int argc, char** argv) {
     }
   }
 
-  check.common = ToCommonOptions(check_spellings, argv[0]);
-  int status = Check(check, llvm::outs(), llvm::errs());
+  int status = kExitSuccess;
+  if (run_command->parsed()) {
+    run.common = ToCommonOptions(run_spellings, argv[0]);
+    status = Run(run, llvm::outs(), llvm::errs());
+  } else if (build_command->parsed()) {
+    build.common = ToCommonOptions(build_spellings, argv[0]);
+    build.emit = build_lib         ? Emit::Library
+                 : emit == "ir"    ? Emit::Ir
+                 : emit == "llvm"  ? Emit::Llvm
+                 : emit == "asm"   ? Emit::Asm
+                 : emit == "obj"   ? Emit::Obj
+                 : emit == "ptx"   ? Emit::Ptx
+                                   : Emit::Executable;
+    status = Build(build, llvm::outs(), llvm::errs());
+  } else {
+    check.common = ToCommonOptions(check_spellings, argv[0]);
+    status = Check(check, llvm::outs(), llvm::errs());
+  }
   llvm::outs().flush();
   if (llvm::outs().has_error()) {
     // Say nothing more: the reader of stdout went away (a closed pipe).

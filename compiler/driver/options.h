@@ -34,4 +34,27 @@ struct CheckCommandOptions {
   bool print_locals = false;  // with --types: each function's local bindings
 };
 
+// What `dlc build` writes.
+enum class Emit { Executable, Library, Ir, Llvm, Asm, Obj, Ptx };
+
+// `dlc build [--lib] [--emit=…] FILE -o OUT`.
+struct BuildCommandOptions {
+  CommonOptions common;
+  std::string input;
+  std::string output;  // "-" is stdout
+  Emit emit = Emit::Executable;
+  std::string target = "cpu";
+  std::string gpu_arch = "sm_90";
+  int opt_level = 2;
+};
+
+// `dlc run [--interp] FILE [ARGS…]`.
+struct RunCommandOptions {
+  CommonOptions common;
+  std::string input;
+  bool interpret = false;
+  std::vector<std::string> args;
+  int opt_level = 2;
+};
+
 }  // namespace delta::driver

@@ -5,7 +5,15 @@
 #include <llvm/Support/Process.h>
 #include <llvm/Support/SourceMgr.h>
 
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/ToolOutputFile.h>
+
 #include "compiler/diagnostics/diagnostics.h"
+#include "compiler/ir/interpreter.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/lower/lower.h"
+#include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
 
 namespace delta::driver {
@@ -26,7 +34,100 @@ bool UseColor(ColorMode mode) {
   return false;
 }
 
+// The stages every command that compiles shares: check, lower, optimize.
+// Returns null after reporting diagnostics.
+struct Compiled {
+  sema::CheckResult checked;
+  std::unique_ptr<ir::Module> module;
+};
+
+Compiled Compile(const std::string& input, const CommonOptions& common,
+                 int opt_level, llvm::SourceMgr& sources,
+                 DiagnosticEngine& diags, llvm::raw_ostream& err) {
+  (void)opt_level;
+  Compiled compiled;
+  // 1. Read, parse and check the file and its imports.
+  sema::CheckOptions check_options;
+  check_options.stdlib_dirs = common.stdlib_dirs;
+  compiled.checked = sema::CheckFile(input, sources, diags, check_options);
+  if (!compiled.checked.ok || diags.HasErrors()) return compiled;
+  // 2. Lower the typed AST to IR.
+  compiled.module = lower::LowerProgram(*compiled.checked.program, diags);
+  if (!compiled.module) return compiled;
+  // 3. The IR must be well formed before anything runs it.
+  std::vector<std::string> problems = ir::Verify(*compiled.module);
+  if (!problems.empty()) {
+    err << "dlc: internal compiler error: lowering produced invalid IR:\n";
+    for (const std::string& problem : problems) err << "  " << problem << "\n";
+    compiled.module.reset();
+  }
+  return compiled;
+}
+
+// Opens `path` for writing ("-" is stdout).
+std::unique_ptr<llvm::ToolOutputFile> OpenOutput(const std::string& path,
+                                                 llvm::raw_ostream& err) {
+  std::error_code error;
+  auto file = std::make_unique<llvm::ToolOutputFile>(
+      path, error, llvm::sys::fs::OF_Text);
+  if (error) {
+    err << "dlc: error: cannot write '" << path << "': " << error.message()
+        << "\n";
+    return nullptr;
+  }
+  return file;
+}
+
 }  // namespace
+
+ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
+                 llvm::raw_ostream& err) {
+  (void)out;
+  llvm::SourceMgr sources;
+  DiagnosticEngine diags(sources, err, options.common.diagnostics,
+                         UseColor(options.common.color));
+  Compiled compiled = Compile(options.input, options.common,
+                              options.opt_level, sources, diags, err);
+  if (!compiled.module) return kExitCompileError;
+  switch (options.emit) {
+    case Emit::Ir: {
+      auto file = OpenOutput(options.output, err);
+      if (!file) return kExitCompileError;
+      ir::PrintModule(*compiled.module, file->os());
+      file->keep();
+      return kExitSuccess;
+    }
+    default:
+      err << "dlc: this form of 'build' is not implemented yet\n";
+      return kExitUsage;
+  }
+}
+
+ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
+               llvm::raw_ostream& err) {
+  llvm::SourceMgr sources;
+  DiagnosticEngine diags(sources, err, options.common.diagnostics,
+                         UseColor(options.common.color));
+  Compiled compiled = Compile(options.input, options.common,
+                              options.opt_level, sources, diags, err);
+  if (!compiled.module) return kExitCompileError;
+  if (!compiled.module->FindFunction("main")) {
+    diags.Report(DiagKind::NoMain, Span{},
+                 "'" + options.input + "' has no fn main() to run");
+    return kExitCompileError;
+  }
+  if (!options.interpret) {
+    err << "dlc: 'run' without --interp is not implemented yet\n";
+    return kExitUsage;
+  }
+  if (llvm::Error error = ir::RunMain(*compiled.module, out)) {
+    out.flush();
+    err << llvm::toString(std::move(error)) << "\n";
+    return kExitCompileError;
+  }
+  out.flush();
+  return kExitSuccess;
+}
 
 ExitStatus Check(const CheckCommandOptions& options, llvm::raw_ostream& out,
                  llvm::raw_ostream& err) {

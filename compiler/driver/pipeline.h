@@ -13,4 +13,13 @@ namespace delta::driver {
 ExitStatus Check(const CheckCommandOptions& options, llvm::raw_ostream& out,
                  llvm::raw_ostream& err);
 
+// `dlc build`: compiles a file to the stage `options.emit` asks for.
+ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
+                 llvm::raw_ostream& err);
+
+// `dlc run`: compiles `main` and runs it (JIT, or the IR interpreter with
+// --interp); its prints go to `out`, run-time errors to `err`.
+ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
+               llvm::raw_ostream& err);
+
 }  // namespace delta::driver

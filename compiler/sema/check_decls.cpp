@@ -639,6 +639,9 @@ CheckResult Run(llvm::SourceMgr& sources, DiagnosticEngine& diags,
   ModuleInfo* module = load(checker);
   if (!module) return result;
   result.program->main_module = module;
+  // After syntax errors, checking would mostly report their echoes (a
+  // dropped `let` becomes an unknown name), so stop here.
+  if (diags.error_count() != errors_before) return result;
   checker.CheckModule(module);
   result.ok = diags.error_count() == errors_before;
   return result;

@@ -368,6 +368,7 @@ static const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
     if (entry.dim) {
       dim = checker.ResolveDimName(*entry.dim, context.scope);
       if (!dim) return types.Error();
+      entry.dim_info = dim;
       bool integer =
           (value->kind == Type::Kind::Scalar && IsInteger(value->scalar)) ||
           (value->kind == Type::Kind::LitVar &&

@@ -14,6 +14,7 @@
 
 namespace delta::sema {
 class Type;
+struct DimInfo;
 struct Symbol;
 struct CallInfo;
 }  // namespace delta::sema
@@ -201,6 +202,7 @@ class CallExpr : public Expr {
 struct IndexEntry {
   std::optional<Ident> dim;  // `feat:` in `x[feat: 3]`
   Expr* value = nullptr;
+  const sema::DimInfo* dim_info = nullptr;  // sema: the dim `dim` names
 };
 
 class IndexExpr : public Expr {

@@ -1,0 +1,265 @@
+// Lowering of builtin calls (section 5 of the contract) and of print.
+#include "compiler/lower/lowerer.h"
+
+namespace delta::lower {
+namespace {
+
+ir::OpKind UnaryKind(sema::Builtin builtin) {
+  using B = sema::Builtin;
+  switch (builtin) {
+    case B::Exp: return ir::OpKind::Exp;
+    case B::Log: return ir::OpKind::Log;
+    case B::Sin: return ir::OpKind::Sin;
+    case B::Cos: return ir::OpKind::Cos;
+    case B::Tan: return ir::OpKind::Tan;
+    case B::Tanh: return ir::OpKind::Tanh;
+    case B::Sqrt: return ir::OpKind::Sqrt;
+    case B::Abs: return ir::OpKind::Abs;
+    case B::Floor: return ir::OpKind::Floor;
+    case B::Ceil: return ir::OpKind::Ceil;
+    case B::Sigmoid: return ir::OpKind::Sigmoid;
+    case B::Relu: return ir::OpKind::Relu;
+    default: return ir::OpKind::Neg;
+  }
+}
+
+std::optional<ir::ReduceKind> ReduceKindOf(sema::Builtin builtin) {
+  using B = sema::Builtin;
+  switch (builtin) {
+    case B::Sum:
+    case B::Mean:
+    case B::Dot: return ir::ReduceKind::Sum;
+    case B::Prod: return ir::ReduceKind::Prod;
+    case B::Max: return ir::ReduceKind::Max;
+    case B::Min: return ir::ReduceKind::Min;
+    case B::Argmax: return ir::ReduceKind::Argmax;
+    case B::Argmin: return ir::ReduceKind::Argmin;
+    default: return std::nullopt;
+  }
+}
+
+// Appends text to a print template, merging adjacent pieces.
+void AddText(std::vector<ir::PrintItem>& items, const std::string& text) {
+  if (!items.empty() && !items.back().is_value)
+    items.back().text += text;
+  else
+    items.push_back({false, text});
+}
+
+}  // namespace
+
+Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
+  using B = sema::Builtin;
+  ir::Builder& b = *builder_;
+  const sema::CallInfo* info = call->info;
+  auto arg = [&](size_t i) { return Expr(call->args[i].value); };
+  auto dims_of_call = [&]() {
+    ir::DimList dims;
+    if (info)
+      for (const sema::DimInfo* dim : info->dim_args) dims.Insert(DimOf(dim));
+    return dims;
+  };
+  switch (builtin) {
+    case B::Exp: case B::Log: case B::Sin: case B::Cos: case B::Tan:
+    case B::Tanh: case B::Sqrt: case B::Abs: case B::Floor: case B::Ceil:
+    case B::Sigmoid: case B::Relu: {
+      Leaves x = arg(0);
+      SetLoc(call->span);
+      Leaves result;
+      for (ir::Value* leaf : x) result.push_back(b.Unary(UnaryKind(builtin), leaf));
+      return result;
+    }
+    case B::Pow: {
+      ir::Value* x = arg(0).front();
+      ir::Value* y = arg(1).front();
+      SetLoc(call->span);
+      return {b.Binary(ir::OpKind::Pow, x, y)};
+    }
+    case B::Max:
+    case B::Min:
+      if (call->args.size() == 2 && (!info || info->dim_args.empty())) {
+        ir::Value* x = arg(0).front();
+        ir::Value* y = arg(1).front();
+        SetLoc(call->span);
+        return {b.Binary(builtin == B::Max ? ir::OpKind::Max : ir::OpKind::Min,
+                         x, y)};
+      }
+      [[fallthrough]];
+    case B::Sum:
+    case B::Prod:
+    case B::Mean:
+    case B::Argmax:
+    case B::Argmin: {
+      Leaves x = arg(0);
+      SetLoc(call->span);
+      ir::DimList dims = dims_of_call();
+      Leaves result;
+      for (ir::Value* leaf : x) {
+        ir::DimList over = dims.empty() ? leaf->type.dims : dims;
+        ir::Value* reduced = b.Reduce(*ReduceKindOf(builtin), leaf, over);
+        if (builtin == B::Mean) {
+          // mean = sum / (product of the reduced sizes), in the leaf's type.
+          ir::Value* count = b.FloatConst(leaf->type.elem, 1.0);
+          for (const ir::Dim* dim : over)
+            count = b.Binary(ir::OpKind::Mul, count,
+                             b.Convert(b.Size(dim), leaf->type.elem));
+          reduced = b.Binary(ir::OpKind::Div, reduced, count);
+        }
+        result.push_back(reduced);
+      }
+      return result;
+    }
+    case B::Dot: {
+      ir::Value* x = arg(0).front();
+      ir::Value* y = arg(1).front();
+      SetLoc(call->span);
+      ir::Value* product = b.Binary(ir::OpKind::Mul, x, y);
+      ir::DimList dims = dims_of_call();
+      return {b.Reduce(ir::ReduceKind::Sum, product,
+                       dims.empty() ? product->type.dims : dims)};
+    }
+    case B::Cumsum: {
+      ir::Value* x = arg(0).front();
+      SetLoc(call->span);
+      return {b.Cumsum(x, dims_of_call()[0])};
+    }
+    case B::Reduce: {
+      const sema::Type* f_type = call->args[0].value->type;
+      ir::Value* init = arg(1).front();
+      ir::Value* x = arg(2).front();
+      SetLoc(call->span);
+      const ir::Dim* dim = dims_of_call()[0];
+      ir::Type element = x->type.WithDims({});
+      init = b.Convert(init, element.elem, element.index_dim);
+      ir::Op* op = b.Create(ir::OpKind::ReduceCustom, {init, x},
+                            {x->type.WithDims(x->type.dims.Minus({dim}))});
+      op->dims = {dim};
+      ir::InsertionGuard guard(b);
+      ir::Block* body = b.AddRegion(op, {element, element});
+      b.SetInsertionBlock(body);
+      const sema::Type* element_type = call->args[1].value->type;
+      Leaves combined =
+          CallUnlifted(f_type->callable, {{body->args[0]}, {body->args[1]}},
+                       {element_type, element_type}, DimSubst(), call->span);
+      b.Yield(BroadcastTo(combined, {element}));
+      return {op->result()};
+    }
+    case B::Rename: {
+      Leaves x = arg(0);
+      SetLoc(call->span);
+      const ir::Dim* from = DimOf(info->dim_args[0]);
+      const ir::Dim* to = DimOf(info->dim_args[1]);
+      Leaves result;
+      for (ir::Value* leaf : x)
+        result.push_back(leaf->type.dims.Contains(from) && from != to
+                             ? b.Rename(leaf, from, to)
+                             : leaf);
+      return result;
+    }
+    case B::Broadcast: {
+      Leaves x = arg(0);
+      SetLoc(call->span);
+      ir::DimList dims = dims_of_call();
+      Leaves result;
+      for (ir::Value* leaf : x) result.push_back(b.Broadcast(leaf, dims));
+      return result;
+    }
+    case B::Size:
+      SetLoc(call->span);
+      return {b.Size(dims_of_call()[0])};
+    case B::ToF32:
+    case B::ToF64:
+    case B::ToI32:
+    case B::ToI64: {
+      Leaves x = arg(0);
+      SetLoc(call->span);
+      ir::ElemKind target = LeafType(call->type).elem;
+      Leaves result;
+      for (ir::Value* leaf : x)
+        result.push_back(leaf->type.elem == target &&
+                                 leaf->type.index_dim == nullptr
+                             ? leaf
+                             : b.Convert(leaf, target));
+      return result;
+    }
+    case B::Where: {
+      ir::Value* condition = arg(0).front();
+      Leaves then_leaves = arg(1);
+      Leaves else_leaves = arg(2);
+      SetLoc(call->span);
+      Leaves result;
+      for (size_t i = 0; i < then_leaves.size(); ++i)
+        result.push_back(b.Select(condition, then_leaves[i], else_leaves[i]));
+      return result;
+    }
+    case B::StopGradient:
+      return arg(0);
+    case B::Print: {
+      std::vector<ir::PrintItem> items;
+      std::vector<ir::Value*> values;
+      // Writes a value's structure around its leaves (section 7).
+      std::function<void(const sema::Type*, const Leaves&, size_t&)> format =
+          [&](const sema::Type* type, const Leaves& leaves, size_t& next) {
+            switch (type->kind) {
+              case sema::Type::Kind::Tuple:
+                AddText(items, "(");
+                for (size_t i = 0; i < type->elements.size(); ++i) {
+                  if (i) AddText(items, ", ");
+                  format(type->elements[i], leaves, next);
+                }
+                AddText(items, type->elements.size() == 1 ? ",)" : ")");
+                return;
+              case sema::Type::Kind::Struct: {
+                const sema::StructInfo* info = type->struct_info;
+                AddText(items, info->decl->name.name.str() + " { ");
+                for (size_t i = 0; i < info->field_names.size(); ++i) {
+                  if (i) AddText(items, ", ");
+                  AddText(items, info->field_names[i].str() + ": ");
+                  format(info->field_types[i], leaves, next);
+                }
+                AddText(items, " }");
+                return;
+              }
+              case sema::Type::Kind::Function:
+              case sema::Type::Kind::Error:
+                AddText(items, "<function>");
+                return;
+              default:
+                if (next < leaves.size()) {
+                  items.push_back({true, ""});
+                  values.push_back(leaves[next++]);
+                }
+                return;
+            }
+          };
+      for (size_t i = 0; i < call->args.size(); ++i) {
+        if (i) AddText(items, " ");
+        const ast::Expr* value = call->args[i].value;
+        if (auto* text = llvm::dyn_cast<ast::StringLitExpr>(value)) {
+          AddText(items, text->value);
+          continue;
+        }
+        Leaves leaves = Expr(value);
+        size_t next = 0;
+        format(value->type, leaves, next);
+      }
+      SetLoc(call->span);
+      ir::Op* op = b.Create(ir::OpKind::Print, values, {});
+      op->print_items = std::move(items);
+      return {};
+    }
+    case B::Grad:
+    case B::ValueAndGrad:
+    case B::Vmap:
+    case B::Checkpoint:
+      // Function values are compile-time; the call of one is lowered.
+      return {};
+    case B::Jvp:
+    case B::Vjp:
+      Unsupported(call->span, builtin == B::Jvp ? "jvp" : "vjp");
+      return {};
+  }
+  return {};
+}
+
+}  // namespace delta::lower

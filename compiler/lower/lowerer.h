@@ -1,0 +1,102 @@
+// The lowering's internal state, shared by lower_decls.cpp (functions and
+// statements), lower_expr.cpp (expressions) and lower_builtins.cpp.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <llvm/ADT/DenseMap.h>
+
+#include "compiler/diagnostics/diagnostics.h"
+#include "compiler/ir/builder.h"
+#include "compiler/ir/ir.h"
+#include "compiler/sema/program.h"
+
+namespace delta::lower {
+
+// A lowered value: its leaves in flattening order (tuple elements, then
+// struct fields, depth first).
+using Leaves = std::vector<ir::Value*>;
+
+// Maps sema dims to IR dims where a substitution is in force (struct size
+// arguments, a callee's size parameters at a call).
+using DimSubst = llvm::DenseMap<const sema::DimInfo*, const ir::Dim*>;
+
+class Lowerer {
+ public:
+  Lowerer(const sema::Program& program, DiagnosticEngine& diags);
+  std::unique_ptr<ir::Module> Run();
+
+  // --- Declarations and statements (lower_decls.cpp) -----------------------
+  ir::Function* FunctionFor(const sema::FnInfo* fn);
+  ir::Function* ModuleLetFunction(const sema::Symbol* symbol);
+  Leaves Block(const ast::BlockExpr* block);
+  void Stmt(const ast::Stmt* stmt);
+  void BindPattern(const ast::Pattern* pattern, const Leaves& leaves);
+
+  // --- Types ---------------------------------------------------------------
+  std::vector<ir::Type> Flatten(const sema::Type* type,
+                                const DimSubst* subst = nullptr);
+  ir::Type LeafType(const sema::Type* leaf, const DimSubst* subst = nullptr);
+  const ir::Dim* DimOf(const sema::DimInfo* dim,
+                       const DimSubst* subst = nullptr);
+  ir::DimList DimsOf(const sema::DimSet& dims, const DimSubst* subst = nullptr);
+  size_t LeafCount(const sema::Type* type) { return Flatten(type).size(); }
+
+  // --- Expressions (lower_expr.cpp) ----------------------------------------
+  Leaves Expr(const ast::Expr* expr);
+  Leaves Call(const ast::CallExpr* call);
+  // A module-level constant is a function of no arguments, called per use.
+  Leaves CallModuleLet(const sema::Symbol* symbol);
+  // Calls `callable` on lowered arguments, lifted over `info`'s extra dims.
+  Leaves CallCallable(const sema::Callable* callable,
+                      const std::vector<Leaves>& args,
+                      const std::vector<const sema::Type*>& arg_types,
+                      const sema::CallInfo* info, const sema::Type* result,
+                      Span span);
+  // The call itself, inside any lifting map: arguments have no extra dims;
+  // `sizes` binds the callee's size parameters.
+  Leaves CallUnlifted(const sema::Callable* callable,
+                      const std::vector<Leaves>& args,
+                      const std::vector<const sema::Type*>& arg_types,
+                      const DimSubst& sizes, Span span);
+  // Broadcasts each leaf to the dims of the matching expected leaf type.
+  Leaves BroadcastTo(const Leaves& leaves, const std::vector<ir::Type>& types);
+
+  // --- Builtins (lower_builtins.cpp) ---------------------------------------
+  Leaves Builtin(const ast::CallExpr* call, sema::Builtin builtin);
+
+  // --- Helpers -------------------------------------------------------------
+  ir::Builder& builder() { return *builder_; }
+  ir::Loc LocOf(Span span);
+  void SetLoc(Span span) { builder_->SetLoc(LocOf(span)); }
+  void Unsupported(Span span, const std::string& what);
+  bool failed() const { return failed_; }
+  ir::Value* Const(const ir::Type& type, double value);
+
+ private:
+  void LowerFunction(const sema::FnInfo* fn, ir::Function* function);
+  void DeclareModuleDims();
+
+  const sema::Program& program_;
+  DiagnosticEngine& diags_;
+  std::unique_ptr<ir::Module> module_;
+  bool failed_ = false;
+
+  // Module-wide mappings.
+  llvm::DenseMap<const sema::DimInfo*, const ir::Dim*> module_dims_;
+  llvm::DenseMap<const sema::FnInfo*, ir::Function*> functions_;
+  llvm::DenseMap<const sema::Symbol*, ir::Function*> let_functions_;
+  std::deque<std::function<void()>> worklist_;  // bodies still to lower
+
+  // The function being lowered.
+  ir::Builder* builder_ = nullptr;
+  llvm::DenseMap<const sema::DimInfo*, const ir::Dim*> local_dims_;
+  llvm::DenseMap<const sema::Symbol*, Leaves> values_;
+  bool in_main_ = false;
+};
+
+}  // namespace delta::lower
