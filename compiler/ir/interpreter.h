@@ -1,0 +1,81 @@
+// The IR interpreter: slow, simple and obviously right, the oracle that
+// every backend and every gradient is checked against (docs/internals/
+// interpreter.md).
+#pragma once
+
+#include <llvm/Support/Error.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/ir.h"
+
+namespace delta::ir {
+
+// A value at run time: the Value's type, the size of each of its dims (in
+// canonical order) and dense row-major storage. Floats live in `floats`
+// (f32 values are always rounded to float); i32, i64, bool (0/1) and index
+// values (positions) live in `ints`.
+struct Tensor {
+  ElemKind elem = ElemKind::F32;
+  const Dim* index_dim = nullptr;
+  DimList dims;
+  std::vector<int64_t> shape;
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+
+  bool HasFloatStorage() const { return IsFloat(elem); }
+  size_t NumElements() const {
+    return HasFloatStorage() ? floats.size() : ints.size();
+  }
+  Type GetType() const { return Type{elem, index_dim, dims}; }
+
+  static Tensor Float(ElemKind elem, double value);
+  static Tensor Int(ElemKind elem, int64_t value);
+  static Tensor Bool(bool value);
+  static Tensor Index(const Dim* dim, int64_t position);
+  // An array; `values` are row-major in canonical order, `shape` gives the
+  // size of each of `dims` (also in canonical order).
+  static Tensor FloatArray(ElemKind elem, DimList dims,
+                           std::vector<int64_t> shape,
+                           std::vector<double> values);
+  static Tensor IntArray(ElemKind elem, DimList dims,
+                         std::vector<int64_t> shape,
+                         std::vector<int64_t> values,
+                         const Dim* index_dim = nullptr);
+};
+
+// The §7 text of a value: `3`, `0.1`, `[a=2, b=3] [[1, 2, 3], [4, 5, 6]]`.
+std::string FormatTensor(const Tensor& tensor);
+
+class Interpreter {
+ public:
+  // `print` ops write to `out`.
+  explicit Interpreter(const Module& module, llvm::raw_ostream& out);
+
+  // Calls `function` with its size parameters (i64 scalars) first, then its
+  // parameters. Returns the results, or a run-time error whose message
+  // starts with `file:line:col: error: `.
+  llvm::Expected<std::vector<Tensor>> Call(const Function& function,
+                                           std::vector<Tensor> args);
+
+  const Module& module() const { return module_; }
+
+  // The kinds of the ops executed so far (for the coverage test).
+  const std::set<OpKind>& executed_kinds() const { return executed_kinds_; }
+
+ private:
+  friend class Evaluator;
+  const Module& module_;
+  llvm::raw_ostream& out_;
+  std::set<OpKind> executed_kinds_;
+  int call_depth_ = 0;
+};
+
+// Runs the module's `main` function.
+llvm::Error RunMain(const Module& module, llvm::raw_ostream& out);
+
+}  // namespace delta::ir

@@ -1,0 +1,179 @@
+// The §7 printing of scalars and arrays, written without exceptions or
+// global state so that compiled code can call it from any thread.
+#include "runtime/format.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace {
+
+void AppendString(DeltaBuffer* buffer, const char* text) {
+  delta_buffer_append(buffer, text, std::strlen(text));
+}
+
+// std::to_chars gives the shortest text that reads back to the same value
+// of the argument's type, which is what §7 asks for; only NaN needs care,
+// since it would print its sign bit as "-nan".
+template <typename Float>
+void AppendFloat(DeltaBuffer* buffer, Float value) {
+  if (std::isnan(value)) return AppendString(buffer, "nan");
+  char text[64];
+  auto result = std::to_chars(text, text + sizeof text, value);
+  delta_buffer_append(buffer, text, static_cast<size_t>(result.ptr - text));
+}
+
+void AppendInteger(DeltaBuffer* buffer, int64_t value) {
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof text, value);
+  delta_buffer_append(buffer, text, static_cast<size_t>(result.ptr - text));
+}
+
+size_t ElemBytes(int elem_kind) {
+  switch (elem_kind) {
+    case DELTA_ELEM_F32:
+    case DELTA_ELEM_I32:
+      return 4;
+    case DELTA_ELEM_BOOL:
+      return 1;
+    default:
+      return 8;
+  }
+}
+
+// Appends the elements of the dims from `level` on, advancing `element`.
+void AppendNested(DeltaBuffer* buffer, int elem_kind, const char* data,
+                  int64_t rank, const int64_t* shape, int64_t level,
+                  int64_t* element) {
+  if (level == rank) {
+    delta_format_scalar(
+        buffer, elem_kind,
+        data + *element * static_cast<int64_t>(ElemBytes(elem_kind)));
+    ++*element;
+    return;
+  }
+  AppendString(buffer, "[");
+  for (int64_t i = 0; i < shape[level]; ++i) {
+    if (i > 0) AppendString(buffer, ", ");
+    AppendNested(buffer, elem_kind, data, rank, shape, level + 1, element);
+  }
+  AppendString(buffer, "]");
+}
+
+}  // namespace
+
+extern "C" {
+
+void delta_buffer_append(DeltaBuffer* buffer, const char* text, size_t length) {
+  if (buffer->failed) return;
+  const size_t limit = std::numeric_limits<size_t>::max() / 4;
+  if (length > limit || buffer->size > limit - length) {
+    buffer->failed = 1;
+    return;
+  }
+  size_t needed = buffer->size + length + 1;  // + the terminating NUL
+  if (needed > buffer->capacity) {
+    size_t capacity = buffer->capacity < 64 ? 64 : buffer->capacity;
+    while (capacity < needed) capacity *= 2;
+    char* data = static_cast<char*>(std::realloc(buffer->data, capacity));
+    if (!data) {
+      buffer->failed = 1;
+      return;
+    }
+    buffer->data = data;
+    buffer->capacity = capacity;
+  }
+  if (length > 0) std::memcpy(buffer->data + buffer->size, text, length);
+  buffer->size += length;
+  buffer->data[buffer->size] = '\0';
+}
+
+void delta_buffer_free(DeltaBuffer* buffer) {
+  std::free(buffer->data);
+  *buffer = DeltaBuffer{};
+}
+
+void delta_format_scalar(DeltaBuffer* buffer, int elem_kind,
+                         const void* value) {
+  // memcpy, because compiled code may hand us unaligned pointers.
+  switch (elem_kind) {
+    case DELTA_ELEM_F32: {
+      float x;
+      std::memcpy(&x, value, sizeof x);
+      return AppendFloat(buffer, x);
+    }
+    case DELTA_ELEM_F64: {
+      double x;
+      std::memcpy(&x, value, sizeof x);
+      return AppendFloat(buffer, x);
+    }
+    case DELTA_ELEM_I32: {
+      int32_t x;
+      std::memcpy(&x, value, sizeof x);
+      return AppendInteger(buffer, x);
+    }
+    case DELTA_ELEM_BOOL: {
+      unsigned char x;
+      std::memcpy(&x, value, sizeof x);
+      return AppendString(buffer, x ? "true" : "false");
+    }
+    case DELTA_ELEM_I64:
+    case DELTA_ELEM_INDEX: {
+      int64_t x;
+      std::memcpy(&x, value, sizeof x);
+      return AppendInteger(buffer, x);
+    }
+    default:
+      return AppendString(buffer, "?");
+  }
+}
+
+int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
+                       int64_t rank, const int64_t* shape,
+                       const char* const* dim_names) {
+  if (rank < 0) return -1;
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0) return -1;
+    if (shape[i] > 0 &&
+        count > std::numeric_limits<int64_t>::max() / 8 / shape[i])
+      return -1;
+    count *= shape[i];
+  }
+  if (rank == 0) {
+    delta_format_scalar(buffer, elem_kind, data);
+    return 0;
+  }
+  AppendString(buffer, "[");
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i > 0) AppendString(buffer, ", ");
+    AppendString(buffer, dim_names[i]);
+    AppendString(buffer, "=");
+    AppendInteger(buffer, shape[i]);
+  }
+  AppendString(buffer, "] ");
+  int64_t element = 0;
+  AppendNested(buffer, elem_kind, static_cast<const char*>(data), rank, shape,
+               0, &element);
+  return 0;
+}
+
+}  // extern "C"
+
+namespace delta::runtime {
+
+std::string FormatArray(int elem_kind, const void* data, int64_t rank,
+                        const int64_t* shape, const char* const* dim_names) {
+  DeltaBuffer buffer{};
+  std::string text;
+  if (delta_format_array(&buffer, elem_kind, data, rank, shape, dim_names) ==
+          0 &&
+      !buffer.failed && buffer.size > 0)
+    text.assign(buffer.data, buffer.size);
+  delta_buffer_free(&buffer);
+  return text;
+}
+
+}  // namespace delta::runtime

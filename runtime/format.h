@@ -1,0 +1,64 @@
+// The printing of values (language contract §7), shared by the interpreter
+// and compiled code: C linkage, no allocation besides a growable buffer.
+#ifndef DELTA_RUNTIME_FORMAT_H
+#define DELTA_RUNTIME_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Element kinds, numbered as delta::ir::ElemKind. In memory an f32 is a
+// float, f64 a double, i32 an int32_t, i64 and index an int64_t (an index
+// is its position), bool one byte holding 0 or 1.
+enum {
+  DELTA_ELEM_F32 = 0,
+  DELTA_ELEM_F64 = 1,
+  DELTA_ELEM_I32 = 2,
+  DELTA_ELEM_I64 = 3,
+  DELTA_ELEM_BOOL = 4,
+  DELTA_ELEM_INDEX = 5,
+};
+
+// A growable text buffer; zero-initialize it, free it with
+// delta_buffer_free. `data` is NUL-terminated whenever size > 0. After an
+// allocation failure `failed` is set and further appends do nothing.
+typedef struct DeltaBuffer {
+  char* data;
+  size_t size;
+  size_t capacity;
+  int failed;
+} DeltaBuffer;
+
+void delta_buffer_append(DeltaBuffer* buffer, const char* text, size_t length);
+void delta_buffer_free(DeltaBuffer* buffer);
+
+// Appends one element of `elem_kind` read from `value`.
+void delta_format_scalar(DeltaBuffer* buffer, int elem_kind, const void* value);
+
+// Appends a dense row-major array as `[a=2, b=3] [[1, 2, 3], [4, 5, 6]]`:
+// `shape` and `dim_names` list the dims in canonical order, the last dim
+// varying fastest. With rank 0 it appends the scalar alone. Returns 0, or
+// -1 (appending nothing) when a size is negative or the element count
+// overflows.
+int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
+                       int64_t rank, const int64_t* shape,
+                       const char* const* dim_names);
+
+#ifdef __cplusplus
+}  // extern "C"
+
+#include <string>
+
+namespace delta::runtime {
+
+// delta_format_array into a std::string (empty when the shape is invalid).
+std::string FormatArray(int elem_kind, const void* data, int64_t rank,
+                        const int64_t* shape, const char* const* dim_names);
+
+}  // namespace delta::runtime
+#endif
+
+#endif  // DELTA_RUNTIME_FORMAT_H
