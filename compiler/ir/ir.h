@@ -160,10 +160,12 @@ class Function {
  public:
   std::string name;
   bool is_export = false;
-  // Size parameters: each has an i64 parameter value (in `size_params`).
-  std::vector<Dim*> dims;  // every dim this function declares
+  // Every dim this function declares; the first size_params.size() are its
+  // size parameters, whose sizes are the i64 values in `size_params` (those
+  // values are not block arguments; callers pass sizes through call dims).
+  std::vector<Dim*> dims;
   std::vector<Value*> size_params;
-  std::vector<Value*> params;  // block arguments of `body` after sizes
+  std::vector<Value*> params;  // the arguments of `body`
   std::vector<std::string> param_names;
   std::vector<Type> result_types;
   std::unique_ptr<Block> body;

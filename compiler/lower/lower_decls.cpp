@@ -169,8 +169,9 @@ ir::Function* Lowerer::FunctionFor(const sema::FnInfo* fn) {
     return value;
   };
   for (const sema::DimInfo* param : fn->signature.size_params) {
-    ir::Value* size = add_arg(ir::Type{ir::ElemKind::I64, nullptr, {}},
-                              param->name.str());
+    // Size parameters are values of the function, not block arguments.
+    ir::Value* size = function->NewValue(
+        ir::Type{ir::ElemKind::I64, nullptr, {}}, param->name.str());
     function->size_params.push_back(size);
     dims[param] = function->NewDim(param->name.str(), std::nullopt, size);
   }
