@@ -152,6 +152,13 @@ Value* Builder::Gather(Value* x, const std::vector<Value*>& indices) {
   return Create(OpKind::Gather, std::move(operands), {type})->result();
 }
 
+Value* Builder::ScatterAdd(Value* values, const std::vector<Value*>& indices,
+                          const Type& target) {
+  std::vector<Value*> operands = {values};
+  operands.insert(operands.end(), indices.begin(), indices.end());
+  return Create(OpKind::ScatterAdd, std::move(operands), {target})->result();
+}
+
 Value* Builder::Reduce(ReduceKind kind, Value* x, const DimList& dims) {
   Type type = x->type.WithDims(x->type.dims.Minus(dims));
   if (kind == ReduceKind::Argmax || kind == ReduceKind::Argmin) {

@@ -39,6 +39,10 @@ class Builder {
   Value* Broadcast(Value* x, const DimList& dims);
   Value* Rename(Value* x, const Dim* from, const Dim* to);
   Value* Gather(Value* x, const std::vector<Value*>& indices);
+  // The adjoint of Gather: adds `values` into zeros of type `target` at the
+  // positions the indices give.
+  Value* ScatterAdd(Value* values, const std::vector<Value*>& indices,
+                    const Type& target);
   Value* Reduce(ReduceKind kind, Value* x, const DimList& dims);
   Value* Cumsum(Value* x, const Dim* dim);
   Value* DimDef(Dim* dim, Value* size);

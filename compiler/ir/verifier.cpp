@@ -217,13 +217,15 @@ class Verifier {
         }
         size_t state = op.operands.size() - 2;
         const ir::Block& body = *op.regions[0];
-        if (body.args.size() != state + 1 || op.results.size() != state) {
+        const ir::Op* yield = Yield(body);
+        if (body.args.size() != state + 1 || !yield ||
+            yield->operands.size() != op.results.size() ||
+            op.results.size() < state) {
           Fail("loop state does not match its region and results", &op);
           return;
         }
-        const ir::Op* yield = Yield(body);
-        if (!yield || yield->operands.size() != state) {
-          Fail("loop body must yield the state", &op);
+        if (op.results.size() > state && op.dims.empty()) {
+          Fail("only a loop over a dim can stack outputs", &op);
           return;
         }
         for (size_t i = 0; i < state; ++i) {
@@ -234,6 +236,34 @@ class Verifier {
           ExpectType(op, op.results[i]->type, op.operands[i + 2]->type,
                      "result");
         }
+        for (size_t i = state; i < op.results.size(); ++i) {
+          const Type& output = yield->operands[i]->type;
+          if (output.dims.Contains(op.dims[0]))
+            Fail("a stacked output already has the loop's dim", &op);
+          ExpectType(op, op.results[i]->type,
+                     output.WithDims(output.dims.Union({op.dims[0]})),
+                     "stacked output");
+        }
+        return;
+      }
+      case OpKind::ScatterAdd: {
+        if (op.operands.size() < 2 || op.results.size() != 1) {
+          Fail("a scatter_add has values, indices and one result", &op);
+          return;
+        }
+        DimList target = op.operands[0]->type.dims;
+        for (size_t i = 1; i < op.operands.size(); ++i) {
+          const Type& index = op.operands[i]->type;
+          if (index.elem != ElemKind::Index) {
+            Fail("scatter_add indices must be index arrays", &op);
+            return;
+          }
+          target = target.Minus(index.dims);
+        }
+        for (size_t i = 1; i < op.operands.size(); ++i)
+          target.Insert(op.operands[i]->type.index_dim);
+        if (!op.results[0]->type.dims.ContainsAll(target))
+          Fail("scatter_add result lacks a target dim", &op);
         return;
       }
       case OpKind::While: {
