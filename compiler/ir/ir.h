@@ -156,10 +156,26 @@ class Block {
   Op* terminator() const { return ops.empty() ? nullptr : ops.back().get(); }
 };
 
+// What an AD-derived function computes (docs/internals/ad.md); lowering
+// creates it with an empty body and the AD pass fills it.
+struct Derivative {
+  enum class Mode { Gradient, Vjp, Jvp };
+  Mode mode = Mode::Gradient;
+  Function* primal = nullptr;
+  // Gradient: which primal parameters (by parameter leaf) are differentiated.
+  std::vector<bool> wrt;
+  bool with_value = false;  // Gradient: also return the primal results
+};
+
 class Function {
  public:
   std::string name;
   bool is_export = false;
+  std::optional<Derivative> derivative;
+  // The @vjp rule of this function, if it has one: it takes the primal's
+  // parameters, its results and their cotangents, and returns the
+  // cotangents of the float parameter leaves.
+  Function* custom_vjp = nullptr;
   // Every dim this function declares; the first size_params.size() are its
   // size parameters, whose sizes are the i64 values in `size_params` (those
   // values are not block arguments; callers pass sizes through call dims).
