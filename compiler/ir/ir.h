@@ -137,6 +137,9 @@ class Op {
   int64_t int_value = 0;
   ReduceKind reduce = ReduceKind::Sum;
   Function* callee = nullptr;
+  // A call that reverse-mode AD keeps as a call and recomputes in the
+  // backward sweep instead of storing its intermediates (`checkpoint(f)`).
+  bool checkpoint = false;
   std::vector<PrintItem> print_items;
 
   explicit Op(OpKind kind) : kind(kind) {}
