@@ -665,6 +665,7 @@ class Evaluator {
   Error RunToIndex(const Op& op);
   Error RunRename(const Op& op);
   Error RunGather(const Op& op);
+  Error RunScatterAdd(const Op& op);
   Error RunReduce(const Op& op);
   Error RunReduceCustom(const Op& op);
   Error RunCumsum(const Op& op);
@@ -944,6 +945,8 @@ Error Evaluator::RunOther(const Op& op) {
       return RunRename(op);
     case OpKind::Gather:
       return RunGather(op);
+    case OpKind::ScatterAdd:
+      return RunScatterAdd(op);
     case OpKind::Reduce:
       return RunReduce(op);
     case OpKind::ReduceCustom:
@@ -1295,16 +1298,110 @@ Error Evaluator::RunLoop(const Op& op) {
   std::vector<Tensor> state;
   for (size_t i = 2; i < op.operands.size(); ++i)
     state.push_back(Get(op.operands[i]));
+  size_t state_size = state.size();
   const Dim* dim = op.dims.empty() ? nullptr : op.dims[0];
+  // Values yielded after the state are stacked over the loop's dim (a scan).
+  std::vector<Tensor> stacked;
+  for (size_t i = state_size; i < op.results.size(); ++i) {
+    if (!dim) return InternalError(op, "only a loop over a dim can stack");
+    Expected<Tensor> output = New(op.results[i]->type, op.loc);
+    if (!output) return output.takeError();
+    stacked.push_back(std::move(*output));
+  }
   for (int64_t k = lo.ints[0]; k < hi.ints[0]; ++k) {
     std::vector<Tensor> args;
     args.push_back(dim ? Tensor::Index(dim, k) : Tensor::Int(ElemKind::I64, k));
     for (Tensor& value : state) args.push_back(std::move(value));
     auto next = RunBlock(*op.regions[0], std::move(args));
     if (!next) return next.takeError();
+    if (next->size() != state_size + stacked.size())
+      return InternalError(op, "the body yields the wrong number of values");
+    for (size_t i = 0; i < stacked.size(); ++i)
+      if (Error error =
+              Insert(stacked[i], (*next)[state_size + i], {{dim, k}}, op.loc))
+        return error;
+    next->resize(state_size);
     state = std::move(*next);
   }
+  for (Tensor& output : stacked) state.push_back(std::move(output));
   return SetResults(op, std::move(state));
+}
+
+Error Evaluator::RunScatterAdd(const Op& op) {
+  if (op.operands.size() < 2 || op.results.size() != 1)
+    return InternalError(op, "needs values, indices and one result");
+  const Tensor& values = Get(op.operands[0]);
+  const Type& type = op.results[0]->type;
+  if (!Supports(OpKind::Add, values.elem) || type.elem != values.elem)
+    return InternalError(op, "not defined on " + ElemName(values.elem).str());
+  // Every point of the values' and the indices' dims adds one element.
+  DimList space = op.operands[0]->type.dims;
+  DimList indexed;
+  for (size_t k = 1; k < op.operands.size(); ++k) {
+    const Type& index = op.operands[k]->type;
+    if (index.elem != ElemKind::Index || indexed.Contains(index.index_dim) ||
+        !type.dims.Contains(index.index_dim))
+      return InternalError(op, "each index must select a distinct result dim");
+    indexed.Insert(index.index_dim);
+    space = space.Union(index.dims);
+  }
+  // The sums live on the indexed dims and the result dims that the values
+  // have; the result is constant along its other dims (a broadcast).
+  DimList core;
+  for (const Dim* dim : type.dims)
+    if (indexed.Contains(dim) || space.Contains(dim)) core.Insert(dim);
+  Expected<Tensor> sums = New(type.WithDims(core), op.loc);
+  if (!sums) return sums.takeError();
+  Expected<Tensor> spread_values =
+      ExtractAs(values, op.operands[0]->type.WithDims(space), op.loc);
+  if (!spread_values) return spread_values.takeError();
+  std::vector<int64_t> sum_strides = StridesOf(sums->shape);
+  std::vector<Tensor> indices;
+  std::vector<int64_t> index_strides;
+  std::vector<int64_t> index_sizes;
+  for (size_t k = 1; k < op.operands.size(); ++k) {
+    Expected<Tensor> spread = ExtractAs(
+        Get(op.operands[k]), op.operands[k]->type.WithDims(space), op.loc);
+    if (!spread) return spread.takeError();
+    int p = core.IndexOf(spread->index_dim);
+    indices.push_back(std::move(*spread));
+    index_strides.push_back(sum_strides[p]);
+    index_sizes.push_back(sums->shape[p]);
+  }
+  std::vector<int64_t> strides(space.size(), 0);
+  for (size_t p = 0; p < core.size(); ++p) {
+    if (indexed.Contains(core[p])) continue;
+    int i = space.IndexOf(core[p]);
+    if (spread_values->shape[i] != sums->shape[p])
+      return InternalError(
+          op, "dim " + core[p]->name + " does not match the result");
+    strides[i] = sum_strides[p];
+  }
+  int64_t element = 0;
+  for (Walk walk(spread_values->shape, strides); !walk.done(); walk.Next()) {
+    int64_t offset = walk.offset();
+    for (size_t k = 0; k < indices.size(); ++k) {
+      int64_t position = indices[k].ints[element];
+      if (position < 0 || position >= index_sizes[k])
+        return LocatedError(op.loc, "index " + std::to_string(position) +
+                                        " is out of range for dim " +
+                                        indices[k].index_dim->name +
+                                        " of size " +
+                                        std::to_string(index_sizes[k]));
+      offset += position * index_strides[k];
+    }
+    if (sums->HasFloatStorage())
+      sums->floats[offset] = RoundTo(
+          sums->elem, sums->floats[offset] + spread_values->floats[element]);
+    else
+      sums->ints[offset] =
+          *IntArithmetic(OpKind::Add, sums->elem, sums->ints[offset],
+                         spread_values->ints[element]);
+    ++element;
+  }
+  Expected<Tensor> result = ExtractAs(*sums, type, op.loc);
+  if (!result) return result.takeError();
+  return SetResults(op, {std::move(*result)});
 }
 
 Error Evaluator::RunWhile(const Op& op) {

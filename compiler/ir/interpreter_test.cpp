@@ -449,6 +449,35 @@ TEST_CASE("gather checks indices made by an unchecked convert") {
         "t.dl:3:14: error: index 9 is out of range for dim vocab of size 4");
 }
 
+TEST_CASE("scatter_add is the adjoint of gather") {
+  Fixture t;
+  Dim* batch = t.module.AddDim("batch", 3);
+  Dim* vocab = t.module.AddDim("vocab", 4);
+  Dim* feat = t.module.AddDim("feat", 2);
+  Dim* classes = t.module.AddDim("classes", 2);
+  Value* v = t.Param(F32({batch, feat}));
+  Value* tok = t.Param(IndexOf(vocab, {batch}));
+  Value* dy = t.Param(F32({batch}));
+  Value* labels = t.Param(IndexOf(classes, {batch}));
+  // Repeated tokens add up; rows no token names stay zero.
+  Value* rows = t.b.ScatterAdd(v, {tok}, F32({vocab, feat}));
+  // Shared dims: batch is matched by name, so each row gets its own label.
+  Value* picked = t.b.ScatterAdd(dy, {labels}, F32({batch, classes}));
+  // A result dim the values lack: the sums are the same along it.
+  Value* spread = t.b.ScatterAdd(dy, {tok}, F32({vocab, feat}));
+  auto out = t.Run(
+      {rows, picked, spread},
+      {Floats(ElemKind::F32, {batch, feat}, {3, 2}, {1, 2, 3, 4, 5, 6}),
+       Tensor::IntArray(ElemKind::Index, {batch}, {3}, {3, 0, 3}, vocab),
+       Floats(ElemKind::F32, {batch}, {3}, {0.5, 0.25, 2}),
+       Tensor::IntArray(ElemKind::Index, {batch}, {3}, {1, 0, 1}, classes)});
+  CHECK(out ==
+        std::vector<std::string>{
+            "[vocab=4, feat=2] [[3, 4], [0, 0], [0, 0], [6, 8]]",
+            "[batch=3, classes=2] [[0, 0.5], [0.25, 0], [0, 2]]",
+            "[vocab=4, feat=2] [[0.25, 0.25], [0, 0], [0, 0], [2.5, 2.5]]"});
+}
+
 // --- Reductions and scans
 // ------------------------------------------------------
 
@@ -640,6 +669,30 @@ TEST_CASE("loops: over a range and over a dim") {
   auto out = t.Run({loop->result(), over->result()},
                    {Floats(ElemKind::F32, {time}, {3}, {1, 2, 3})});
   CHECK(out == std::vector<std::string>{"45", "11"});
+}
+
+TEST_CASE("a loop over a dim stacks the values yielded after the state") {
+  Fixture t;
+  Dim* time = t.module.AddDim("time", 3);
+  Dim* e = t.module.AddDim("e", 2);
+  // loop h = 1.0 for t in time { 2 * h } yielding h and [h, -h] per step.
+  Op* loop = t.b.Create(OpKind::Loop, {t.L(0), t.b.Size(time), t.F(1)},
+                        {F32(), F32({time}), F32({time, e})});
+  loop->dims = {time};
+  Block* body = t.b.AddRegion(loop, {IndexOf(time), F32()});
+  {
+    InsertionGuard guard(t.b);
+    t.b.SetInsertionBlock(body);
+    Value* h = body->args[1];
+    Value* pair =
+        t.b.Select(t.b.Binary(OpKind::Eq, t.b.Iota(e), t.b.ToIndex(e, t.L(0))),
+                   h, t.b.Unary(OpKind::Neg, h));
+    t.b.Yield({t.b.Binary(OpKind::Mul, t.F(2), h), h, pair});
+  }
+  auto out = t.Run({loop->result(0), loop->result(1), loop->result(2)});
+  CHECK(out ==
+        std::vector<std::string>{"8", "[time=3] [1, 2, 4]",
+                                 "[time=3, e=2] [[1, -1], [2, -2], [4, -4]]"});
 }
 
 TEST_CASE("while and if") {
