@@ -6,13 +6,18 @@
 #include <llvm/Support/SourceMgr.h>
 
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/FileUtilities.h>
 #include <llvm/Support/ToolOutputFile.h>
 
+#include "compiler/codegen/llvm/codegen.h"
+#include "compiler/codegen/llvm/jit.h"
+#include "compiler/codegen/llvm/object.h"
 #include "compiler/diagnostics/diagnostics.h"
 #include "compiler/ir/interpreter.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/lower/lower.h"
+#include "compiler/transforms/ad/differentiate.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
 
@@ -54,7 +59,14 @@ Compiled Compile(const std::string& input, const CommonOptions& common,
   // 2. Lower the typed AST to IR.
   compiled.module = lower::LowerProgram(*compiled.checked.program, diags);
   if (!compiled.module) return compiled;
-  // 3. The IR must be well formed before anything runs it.
+  // 3. Fill the derivative functions that grad, jvp and vjp asked for.
+  if (llvm::Error error = ad::Differentiate(*compiled.module)) {
+    diags.Report(DiagKind::NotSupportedYet, Span{},
+                 llvm::toString(std::move(error)));
+    compiled.module.reset();
+    return compiled;
+  }
+  // 4. The IR must be well formed before anything runs it.
   std::vector<std::string> problems = ir::Verify(*compiled.module);
   if (!problems.empty()) {
     err << "dlc: internal compiler error: lowering produced invalid IR:\n";
@@ -78,6 +90,89 @@ std::unique_ptr<llvm::ToolOutputFile> OpenOutput(const std::string& path,
   return file;
 }
 
+// `dlc build --emit=llvm|asm|obj` and executables: native code for the host
+// through LLVM, linked with the runtime for an executable.
+ExitStatus BuildNative(const ir::Module& module,
+                       const BuildCommandOptions& options,
+                       llvm::raw_ostream& err) {
+  llvm::LLVMContext context;
+  codegen::CodegenOptions codegen_options;
+  codegen_options.opt_level = options.opt_level;
+  // Objects and assembly carry the C `main` too, so that linking them with
+  // the runtime gives the same program as `dlc build`.
+  codegen_options.emit_c_main = true;
+  std::unique_ptr<llvm::Module> llvm_module =
+      codegen::EmitLLVM(module, context, codegen_options);
+  if (options.emit == Emit::Llvm) {
+    auto file = OpenOutput(options.output, err);
+    if (!file) return kExitCompileError;
+    llvm_module->print(file->os(), nullptr);
+    file->keep();
+    return kExitSuccess;
+  }
+  llvm::SmallString<0> code;
+  llvm::raw_svector_ostream code_stream(code);
+  std::string error;
+  if (!codegen::EmitMachineCode(*llvm_module, options.opt_level,
+                                options.emit == Emit::Asm
+                                    ? llvm::CodeGenFileType::AssemblyFile
+                                    : llvm::CodeGenFileType::ObjectFile,
+                                code_stream, error)) {
+    err << "dlc: error: " << error << "\n";
+    return kExitCompileError;
+  }
+  if (options.emit == Emit::Asm || options.emit == Emit::Obj) {
+    auto file = OpenOutput(options.output, err);
+    if (!file) return kExitCompileError;
+    file->os() << code.str();
+    file->keep();
+    return kExitSuccess;
+  }
+  llvm::SmallString<128> object;
+  if (std::error_code code_error =
+          llvm::sys::fs::createTemporaryFile("delta", "o", object)) {
+    err << "dlc: error: cannot create a temporary file: "
+        << code_error.message() << "\n";
+    return kExitCompileError;
+  }
+  llvm::FileRemover remove_object(object);
+  {
+    std::error_code code_error;
+    llvm::raw_fd_ostream object_stream(object, code_error);
+    object_stream << code.str();
+    if (code_error || object_stream.has_error()) {
+      err << "dlc: error: cannot write '" << object << "'\n";
+      object_stream.clear_error();
+      return kExitCompileError;
+    }
+  }
+  static int anchor;
+  std::string runtime = codegen::FindRuntimeLibrary(
+      llvm::sys::fs::getMainExecutable(nullptr, &anchor));
+  if (!codegen::LinkExecutable(object.str().str(), options.output, runtime,
+                               error)) {
+    err << "dlc: error: " << error << "\n";
+    return kExitCompileError;
+  }
+  return kExitSuccess;
+}
+
+// `dlc run` without --interp: compiles `main` with the JIT and runs it. The
+// program prints through the runtime (C stdio); a run-time error exits with
+// status 1 from inside the program.
+ExitStatus RunNative(const ir::Module& module, int opt_level,
+                     llvm::raw_ostream& out, llvm::raw_ostream& err) {
+  out.flush();
+  codegen::CodegenOptions codegen_options;
+  codegen_options.opt_level = opt_level;
+  std::string error;
+  if (!codegen::RunMain(module, codegen_options, error)) {
+    err << "dlc: error: " << error << "\n";
+    return kExitCompileError;
+  }
+  return kExitSuccess;
+}
+
 }  // namespace
 
 ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
@@ -97,10 +192,17 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
       file->keep();
       return kExitSuccess;
     }
+    case Emit::Llvm:
+    case Emit::Asm:
+    case Emit::Obj:
+    case Emit::Executable:
+      if (options.target != "cpu") break;
+      return BuildNative(*compiled.module, options, err);
     default:
-      err << "dlc: this form of 'build' is not implemented yet\n";
-      return kExitUsage;
+      break;
   }
+  err << "dlc: this form of 'build' is not implemented yet\n";
+  return kExitUsage;
 }
 
 ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
@@ -116,10 +218,8 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
                  "'" + options.input + "' has no fn main() to run");
     return kExitCompileError;
   }
-  if (!options.interpret) {
-    err << "dlc: 'run' without --interp is not implemented yet\n";
-    return kExitUsage;
-  }
+  if (!options.interpret)
+    return RunNative(*compiled.module, options.opt_level, out, err);
   if (llvm::Error error = ir::RunMain(*compiled.module, out)) {
     out.flush();
     err << llvm::toString(std::move(error)) << "\n";

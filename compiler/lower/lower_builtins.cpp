@@ -256,8 +256,7 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
       return {};
     case B::Jvp:
     case B::Vjp:
-      Unsupported(call->span, builtin == B::Jvp ? "jvp" : "vjp");
-      return {};
+      return TransformBuiltin(call, builtin);
   }
   return {};
 }

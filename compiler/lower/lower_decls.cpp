@@ -183,6 +183,7 @@ ir::Function* Lowerer::FunctionFor(const sema::FnInfo* fn) {
     }
   }
   function->result_types = Flatten(fn->signature.result, &dims);
+  if (fn->custom_vjp) function->custom_vjp = FunctionFor(fn->custom_vjp);
   worklist_.push_back([this, fn, function, dims]() {
     local_dims_.clear();
     for (auto [from, to] : dims) local_dims_[from] = to;

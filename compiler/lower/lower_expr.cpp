@@ -428,8 +428,20 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
       for (auto [param, dim] : callable->bindings) inner[param] = DimOf(dim);
       return CallUnlifted(callable->inner, args, arg_types, inner, span);
     }
-    case sema::Callable::Kind::Checkpoint:
-      return CallUnlifted(callable->inner, args, arg_types, sizes, span);
+    case sema::Callable::Kind::Checkpoint: {
+      // Kept as a call through AD and recomputed in the backward sweep.
+      Wrapped wrapped = WrapCallable(callable->inner, span);
+      if (!wrapped.function) return {};
+      std::vector<ir::Value*> operands;
+      for (const Leaves& arg : args)
+        operands.insert(operands.end(), arg.begin(), arg.end());
+      std::vector<ir::Value*> captured = CaptureOperands(wrapped);
+      operands.insert(operands.end(), captured.begin(), captured.end());
+      ir::Op* op = EmitCall(wrapped.function, operands,
+                            WrappedDims(wrapped, callable->inner, sizes));
+      op->checkpoint = true;
+      return Leaves(op->results.begin(), op->results.end());
+    }
     case sema::Callable::Kind::Lambda: {
       const ast::LambdaExpr* lambda = callable->lambda;
       for (size_t i = 0; i < lambda->params.size() && i < args.size(); ++i)
@@ -466,11 +478,9 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
       return Leaves(op->results.begin(), op->results.end());
     }
     case sema::Callable::Kind::Grad:
-      Unsupported(span, callable->with_value ? "value_and_grad" : "grad");
-      return {};
+      return CallGrad(callable, args, sizes, span);
     case sema::Callable::Kind::Pullback:
-      Unsupported(span, "a vjp pullback");
-      return {};
+      return CallPullback(callable, args, span);
     case sema::Callable::Kind::Builtin:
       Unsupported(span, "a builtin as a function value");
       return {};

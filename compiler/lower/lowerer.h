@@ -69,6 +69,38 @@ class Lowerer {
   // --- Builtins (lower_builtins.cpp) ---------------------------------------
   Leaves Builtin(const ast::CallExpr* call, sema::Builtin builtin);
 
+  // --- Transformations (lower_transforms.cpp) ------------------------------
+  // A function value as an IR function: a declared function as it is; any
+  // other (a lambda, a transformed function) wrapped in a new function whose
+  // extra parameters are what its lambdas captured and whose extra size
+  // parameters are the enclosing function's dims.
+  struct Wrapped {
+    ir::Function* function = nullptr;
+    std::vector<const sema::Symbol*> captures;
+    std::vector<const sema::DimInfo*> dims;
+  };
+  Wrapped WrapCallable(const sema::Callable* callable, Span span);
+  std::vector<ir::Value*> CaptureOperands(const Wrapped& wrapped);
+  std::vector<const ir::Dim*> WrappedDims(const Wrapped& wrapped,
+                                          const sema::Callable* callable,
+                                          const DimSubst& sizes);
+  // The derivative function of `primal` for this mode, made once.
+  ir::Function* DerivativeOf(ir::Function* primal, ir::Derivative::Mode mode,
+                             std::vector<bool> wrt, bool with_value);
+  // A call of `callee` with its size parameters bound to `dims`.
+  ir::Op* EmitCall(ir::Function* callee,
+                   const std::vector<ir::Value*>& operands,
+                   const std::vector<const ir::Dim*>& dims);
+  Leaves CallDerivative(ir::Function* derived,
+                        const std::vector<ir::Value*>& operands,
+                        const std::vector<const ir::Dim*>& dims);
+  Leaves CallGrad(const sema::Callable* grad, const std::vector<Leaves>& args,
+                  const DimSubst& sizes, Span span);
+  Leaves CallPullback(const sema::Callable* pullback,
+                      const std::vector<Leaves>& args, Span span);
+  // jvp(f, …) and vjp(f, …).
+  Leaves TransformBuiltin(const ast::CallExpr* call, sema::Builtin builtin);
+
   // --- Helpers -------------------------------------------------------------
   ir::Builder& builder() { return *builder_; }
   ir::Loc LocOf(Span span);
@@ -91,6 +123,16 @@ class Lowerer {
   llvm::DenseMap<const sema::FnInfo*, ir::Function*> functions_;
   llvm::DenseMap<const sema::Symbol*, ir::Function*> let_functions_;
   std::deque<std::function<void()>> worklist_;  // bodies still to lower
+
+  // Function values turned into functions, and what each pullback needs.
+  llvm::DenseMap<const sema::Callable*, Wrapped> wrapped_;
+  struct PullbackInfo {
+    Wrapped wrapped;
+    std::vector<ir::Value*> operands;  // the primal arguments and captures
+    std::vector<const ir::Dim*> dims;
+    size_t param_leaves = 0;  // how many operands are primal arguments
+  };
+  llvm::DenseMap<const sema::Callable*, PullbackInfo> pullbacks_;
 
   // The function being lowered.
   ir::Builder* builder_ = nullptr;

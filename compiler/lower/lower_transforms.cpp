@@ -1,0 +1,406 @@
+// Lowering of transformed calls (grad, value_and_grad, jvp, vjp and its
+// pullback, checkpoint): a function value becomes an IR function (closing
+// over what a lambda captured), and the call becomes a call of a derivative
+// function that the AD pass fills later (docs/internals/ad.md).
+#include <algorithm>
+#include <functional>
+
+#include "compiler/lower/lowerer.h"
+#include "compiler/transforms/ad/forward.h"
+#include "compiler/transforms/ad/reverse.h"
+#include "compiler/transforms/rewrite.h"
+
+namespace delta::lower {
+namespace {
+
+bool Within(Span inner, Span outer) {
+  return inner.begin >= outer.begin && inner.begin < outer.end;
+}
+
+// Calls `visit` on every name expression in `expr`.
+void VisitNames(const ast::Expr* expr,
+                const std::function<void(const ast::NameExpr*)>& visit);
+
+void VisitBlock(const ast::BlockExpr* block,
+                const std::function<void(const ast::NameExpr*)>& visit) {
+  for (const ast::Stmt* stmt : block->stmts) {
+    if (auto* let = llvm::dyn_cast<ast::LetStmt>(stmt))
+      VisitNames(let->value, visit);
+    else if (auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt))
+      VisitNames(dim->size, visit);
+    else
+      VisitNames(llvm::cast<ast::ExprStmt>(stmt)->expr, visit);
+  }
+  if (block->result) VisitNames(block->result, visit);
+}
+
+void VisitNames(const ast::Expr* expr,
+                const std::function<void(const ast::NameExpr*)>& visit) {
+  if (!expr) return;
+  switch (expr->kind) {
+    case ast::Expr::Kind::Name:
+      visit(llvm::cast<ast::NameExpr>(expr));
+      return;
+    case ast::Expr::Kind::Unary:
+      VisitNames(llvm::cast<ast::UnaryExpr>(expr)->operand, visit);
+      return;
+    case ast::Expr::Kind::Binary:
+      VisitNames(llvm::cast<ast::BinaryExpr>(expr)->lhs, visit);
+      VisitNames(llvm::cast<ast::BinaryExpr>(expr)->rhs, visit);
+      return;
+    case ast::Expr::Kind::Call: {
+      auto* call = llvm::cast<ast::CallExpr>(expr);
+      VisitNames(call->callee, visit);
+      for (const ast::Arg& arg : call->args) VisitNames(arg.value, visit);
+      return;
+    }
+    case ast::Expr::Kind::Index: {
+      auto* index = llvm::cast<ast::IndexExpr>(expr);
+      VisitNames(index->base, visit);
+      for (const ast::IndexEntry& entry : index->entries)
+        VisitNames(entry.value, visit);
+      return;
+    }
+    case ast::Expr::Kind::Field:
+      VisitNames(llvm::cast<ast::FieldExpr>(expr)->base, visit);
+      return;
+    case ast::Expr::Kind::TupleIndex:
+      VisitNames(llvm::cast<ast::TupleIndexExpr>(expr)->base, visit);
+      return;
+    case ast::Expr::Kind::Tuple:
+      for (const ast::Expr* e : llvm::cast<ast::TupleExpr>(expr)->elements)
+        VisitNames(e, visit);
+      return;
+    case ast::Expr::Kind::StructLit: {
+      auto* lit = llvm::cast<ast::StructLitExpr>(expr);
+      for (const ast::FieldInit& field : lit->fields)
+        VisitNames(field.value, visit);
+      VisitNames(lit->base, visit);
+      return;
+    }
+    case ast::Expr::Kind::Block:
+      VisitBlock(llvm::cast<ast::BlockExpr>(expr), visit);
+      return;
+    case ast::Expr::Kind::If: {
+      auto* if_expr = llvm::cast<ast::IfExpr>(expr);
+      VisitNames(if_expr->condition, visit);
+      VisitBlock(if_expr->then_block, visit);
+      VisitNames(if_expr->else_branch, visit);
+      return;
+    }
+    case ast::Expr::Kind::Loop: {
+      auto* loop = llvm::cast<ast::LoopExpr>(expr);
+      for (const ast::Expr* e : {loop->init, loop->domain, loop->range_lo,
+                                 loop->range_hi, loop->condition})
+        VisitNames(e, visit);
+      VisitBlock(loop->body, visit);
+      return;
+    }
+    case ast::Expr::Kind::For: {
+      auto* for_expr = llvm::cast<ast::ForExpr>(expr);
+      VisitBlock(for_expr->body, visit);
+      return;
+    }
+    case ast::Expr::Kind::Lambda:
+      VisitNames(llvm::cast<ast::LambdaExpr>(expr)->body, visit);
+      return;
+    default:
+      return;
+  }
+}
+
+// The lambdas a function value is built from (their captures are its own).
+void CollectLambdas(const sema::Callable* callable,
+                    std::vector<const sema::Callable*>& lambdas) {
+  if (!callable) return;
+  if (callable->kind == sema::Callable::Kind::Lambda)
+    lambdas.push_back(callable);
+  CollectLambdas(callable->inner, lambdas);
+}
+
+const sema::Signature* SignatureOf(const sema::Callable* callable) {
+  if (callable->kind == sema::Callable::Kind::Fn)
+    return &callable->fn->signature;
+  return callable->signature.get();
+}
+
+}  // namespace
+
+Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
+                                       Span span) {
+  if (callable->kind == sema::Callable::Kind::Fn) {
+    Wrapped wrapped;
+    wrapped.function = FunctionFor(callable->fn);
+    return wrapped;
+  }
+  if (auto it = wrapped_.find(callable); it != wrapped_.end())
+    return it->second;
+  const sema::Signature* signature = SignatureOf(callable);
+  if (!signature || callable->kind == sema::Callable::Kind::Pullback) {
+    Unsupported(span, "transforming this function value");
+    return {};
+  }
+  Wrapped wrapped;
+  // What the lambdas inside capture: values defined outside them.
+  std::vector<const sema::Callable*> lambdas;
+  CollectLambdas(callable, lambdas);
+  for (const sema::Callable* lambda : lambdas) {
+    VisitNames(lambda->lambda->body, [&](const ast::NameExpr* name) {
+      const sema::Symbol* symbol = name->symbol;
+      if (!symbol || symbol->kind != sema::Symbol::Kind::Value ||
+          symbol->module_let || Within(symbol->span, lambda->lambda->span) ||
+          !values_.count(symbol) ||
+          std::find(wrapped.captures.begin(), wrapped.captures.end(),
+                    symbol) != wrapped.captures.end())
+        return;
+      wrapped.captures.push_back(symbol);
+    });
+  }
+  // Every dim of the enclosing function may appear in the lambda's types.
+  for (auto [dim, ir_dim] : local_dims_) wrapped.dims.push_back(dim);
+  std::sort(wrapped.dims.begin(), wrapped.dims.end(),
+            [](const sema::DimInfo* a, const sema::DimInfo* b) {
+              return a->order < b->order;
+            });
+
+  // The function: size parameters, the signature's parameters, captures.
+  ir::Function* function = module_->AddFunction(
+      "lambda." + std::to_string(wrapped_.size()));
+  wrapped.function = function;
+  DimSubst dims;
+  auto add_size = [&](const sema::DimInfo* dim) {
+    ir::Value* size = function->NewValue(
+        ir::Type{ir::ElemKind::I64, nullptr, {}}, dim->name.str());
+    function->size_params.push_back(size);
+    dims[dim] = function->NewDim(dim->name.str(), dim->constant_size, size);
+  };
+  for (const sema::DimInfo* dim : signature->size_params) add_size(dim);
+  for (const sema::DimInfo* dim : wrapped.dims) add_size(dim);
+  ir::Block* body = function->body.get();
+  auto add_param = [&](ir::Type type, const std::string& name) {
+    ir::Value* value = function->NewValue(std::move(type), name);
+    value->block = body;
+    value->index = static_cast<unsigned>(body->args.size());
+    body->args.push_back(value);
+    function->params.push_back(value);
+    function->param_names.push_back(name);
+    return value;
+  };
+  std::vector<Leaves> args;
+  for (size_t i = 0; i < signature->params.size(); ++i) {
+    Leaves leaves;
+    for (ir::Type type : Flatten(signature->params[i], &dims))
+      leaves.push_back(add_param(std::move(type),
+                                 signature->param_names[i].str()));
+    args.push_back(std::move(leaves));
+  }
+  std::vector<Leaves> capture_params;
+  for (const sema::Symbol* capture : wrapped.captures) {
+    Leaves leaves;
+    for (ir::Type type : Flatten(capture->type, &dims))
+      leaves.push_back(add_param(std::move(type), capture->name.str()));
+    capture_params.push_back(std::move(leaves));
+  }
+  function->result_types = Flatten(signature->result, &dims);
+  wrapped_[callable] = wrapped;
+
+  // Lower the body now, in a state of its own.
+  ir::Builder* saved_builder = builder_;
+  auto saved_values = values_;
+  auto saved_dims = local_dims_;
+  ir::Builder builder(function);
+  builder_ = &builder;
+  local_dims_.clear();
+  for (auto [from, to] : dims) local_dims_[from] = to;
+  for (size_t c = 0; c < wrapped.captures.size(); ++c)
+    values_[wrapped.captures[c]] = capture_params[c];
+  std::vector<const sema::Type*> arg_types(signature->params.begin(),
+                                           signature->params.end());
+  DimSubst sizes;
+  for (const sema::DimInfo* dim : signature->size_params)
+    sizes[dim] = dims[dim];
+  Leaves result = CallUnlifted(callable, args, arg_types, sizes, span);
+  SetLoc(span);
+  builder.Return(BroadcastTo(result, function->result_types));
+  builder_ = saved_builder;
+  values_ = std::move(saved_values);
+  local_dims_ = std::move(saved_dims);
+  return wrapped;
+}
+
+std::vector<ir::Value*> Lowerer::CaptureOperands(const Wrapped& wrapped) {
+  std::vector<ir::Value*> operands;
+  for (const sema::Symbol* capture : wrapped.captures) {
+    const Leaves& leaves = values_[capture];
+    operands.insert(operands.end(), leaves.begin(), leaves.end());
+  }
+  return operands;
+}
+
+std::vector<const ir::Dim*> Lowerer::WrappedDims(
+    const Wrapped& wrapped, const sema::Callable* callable,
+    const DimSubst& sizes) {
+  std::vector<const ir::Dim*> dims;
+  if (const sema::Signature* signature = SignatureOf(callable))
+    for (const sema::DimInfo* param : signature->size_params) {
+      auto it = sizes.find(param);
+      dims.push_back(it == sizes.end() ? DimOf(param) : it->second);
+    }
+  for (const sema::DimInfo* dim : wrapped.dims) dims.push_back(DimOf(dim));
+  return dims;
+}
+
+ir::Function* Lowerer::DerivativeOf(ir::Function* primal,
+                                    ir::Derivative::Mode mode,
+                                    std::vector<bool> wrt, bool with_value) {
+  ir::Derivative derivative;
+  derivative.mode = mode;
+  derivative.primal = primal;
+  derivative.wrt = std::move(wrt);
+  derivative.with_value = with_value;
+  const char* suffix = mode == ir::Derivative::Mode::Jvp   ? ".jvp"
+                       : mode == ir::Derivative::Mode::Vjp ? ".vjp"
+                                                           : ".grad";
+  std::string name = primal->name + suffix;
+  // Reuse an identical derivative; otherwise give this one its own name.
+  for (int n = 0;; ++n) {
+    std::string candidate = n ? name + "." + std::to_string(n) : name;
+    ir::Function* existing = module_->FindFunction(candidate);
+    if (!existing) {
+      ir::Function* function = module_->AddFunction(candidate);
+      function->derivative = derivative;
+      if (mode == ir::Derivative::Mode::Jvp)
+        ad::SetUpJvpSignature(*primal, *function);
+      else
+        ad::SetUpReverseSignature(*function);
+      return function;
+    }
+    const auto& other = existing->derivative;
+    if (other && other->mode == mode && other->primal == primal &&
+        other->wrt == derivative.wrt && other->with_value == with_value)
+      return existing;
+  }
+}
+
+ir::Op* Lowerer::EmitCall(ir::Function* callee,
+                          const std::vector<ir::Value*>& operands,
+                          const std::vector<const ir::Dim*>& dims) {
+  // The results in the caller's dims.
+  transforms::CloneMap map;
+  for (size_t k = 0; k < dims.size(); ++k) map.dims[callee->dims[k]] = dims[k];
+  std::vector<ir::Type> types;
+  for (const ir::Type& type : callee->result_types)
+    types.push_back(map.Lookup(type));
+  ir::Op* op = builder_->Create(ir::OpKind::Call, operands, types);
+  op->callee = callee;
+  op->dims = dims;
+  return op;
+}
+
+Leaves Lowerer::CallDerivative(ir::Function* derived,
+                               const std::vector<ir::Value*>& operands,
+                               const std::vector<const ir::Dim*>& dims) {
+  ir::Op* op = EmitCall(derived, operands, dims);
+  return Leaves(op->results.begin(), op->results.end());
+}
+
+Leaves Lowerer::CallGrad(const sema::Callable* grad,
+                         const std::vector<Leaves>& args,
+                         const DimSubst& sizes, Span span) {
+  const sema::Callable* inner = grad->inner;
+  Wrapped wrapped = WrapCallable(inner, span);
+  if (!wrapped.function) return {};
+  // The wrt mask over the wrapped function's parameter leaves.
+  const sema::Signature* signature = SignatureOf(inner);
+  std::vector<bool> wrt;
+  for (size_t i = 0; i < signature->params.size(); ++i) {
+    bool wanted = std::find(grad->wrt.begin(), grad->wrt.end(), i) !=
+                  grad->wrt.end();
+    size_t count = Flatten(signature->params[i], &sizes).size();
+    wrt.insert(wrt.end(), count, wanted);
+  }
+  wrt.resize(wrapped.function->params.size(), false);
+  ir::Function* derived =
+      DerivativeOf(wrapped.function, ir::Derivative::Mode::Gradient, wrt,
+                   grad->with_value);
+  std::vector<ir::Value*> operands;
+  for (const Leaves& arg : args)
+    operands.insert(operands.end(), arg.begin(), arg.end());
+  std::vector<ir::Value*> captured = CaptureOperands(wrapped);
+  operands.insert(operands.end(), captured.begin(), captured.end());
+  SetLoc(span);
+  return CallDerivative(derived, operands, WrappedDims(wrapped, inner, sizes));
+}
+
+Leaves Lowerer::CallPullback(const sema::Callable* pullback,
+                             const std::vector<Leaves>& args, Span span) {
+  auto it = pullbacks_.find(pullback);
+  if (it == pullbacks_.end()) {
+    Unsupported(span, "this pullback");
+    return {};
+  }
+  const PullbackInfo& info = it->second;
+  ir::Function* primal = info.wrapped.function;
+  std::vector<bool> wrt(primal->params.size(), false);
+  for (size_t i = 0; i < info.param_leaves; ++i) wrt[i] = true;
+  ir::Function* derived =
+      DerivativeOf(primal, ir::Derivative::Mode::Vjp, wrt, false);
+  std::vector<ir::Value*> operands = info.operands;
+  for (const Leaves& arg : args)
+    operands.insert(operands.end(), arg.begin(), arg.end());
+  SetLoc(span);
+  return CallDerivative(derived, operands, info.dims);
+}
+
+Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
+                                 sema::Builtin builtin) {
+  const sema::CallInfo* info = call->info;
+  const sema::Type* f_type = call->args[0].value->type;
+  if (!info || !f_type || f_type->kind != sema::Type::Kind::Function)
+    return {};
+  if (!info->lift_dims.empty()) {
+    Unsupported(call->span, "a lifted jvp or vjp");
+    return {};
+  }
+  const sema::Callable* f = f_type->callable;
+  DimSubst sizes;
+  if (const sema::Signature* signature = SignatureOf(f))
+    for (size_t k = 0; k < signature->size_params.size() &&
+                       k < info->size_args.size();
+         ++k)
+      sizes[signature->size_params[k]] = DimOf(info->size_args[k]);
+  Wrapped wrapped = WrapCallable(f, call->span);
+  if (!wrapped.function) return {};
+  std::vector<const ir::Dim*> dims = WrappedDims(wrapped, f, sizes);
+  std::vector<ir::Value*> captured = CaptureOperands(wrapped);
+
+  if (builtin == sema::Builtin::Jvp) {
+    Leaves primals = Expr(call->args[1].value);
+    Leaves tangents = Expr(call->args[2].value);
+    SetLoc(call->span);
+    std::vector<ir::Value*> operands = primals;
+    operands.insert(operands.end(), captured.begin(), captured.end());
+    operands.insert(operands.end(), tangents.begin(), tangents.end());
+    for (ir::Value* value : captured)
+      if (ir::IsFloat(value->type.elem))
+        operands.push_back(Const(value->type, 0.0));
+    ir::Function* derived = DerivativeOf(
+        wrapped.function, ir::Derivative::Mode::Jvp, {}, false);
+    return CallDerivative(derived, operands, dims);
+  }
+  // vjp(f, x…): the primal values now; the pullback remembers the arguments.
+  std::vector<ir::Value*> operands;
+  for (size_t i = 1; i < call->args.size(); ++i) {
+    Leaves leaves = Expr(call->args[i].value);
+    operands.insert(operands.end(), leaves.begin(), leaves.end());
+  }
+  size_t param_leaves = operands.size();
+  operands.insert(operands.end(), captured.begin(), captured.end());
+  SetLoc(call->span);
+  ir::Op* primal = EmitCall(wrapped.function, operands, dims);
+  const sema::Callable* pullback = call->type->elements[1]->callable;
+  pullbacks_[pullback] = PullbackInfo{wrapped, operands, dims, param_leaves};
+  return Leaves(primal->results.begin(), primal->results.end());
+}
+
+}  // namespace delta::lower

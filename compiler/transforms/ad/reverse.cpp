@@ -1,0 +1,877 @@
+// Reverse-mode AD. The forward sweep clones the primal's ops; the backward
+// sweep walks them in reverse and adds each operand's adjoint. Adjoints are
+// accumulated by name: a contribution with more dims than its value is summed
+// over the extra dims, so lifting and broadcasting need no rule of their own.
+// See docs/internals/ad.md.
+#include "compiler/transforms/ad/reverse.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/STLExtras.h>
+
+#include "compiler/ir/builder.h"
+#include "compiler/transforms/rewrite.h"
+
+namespace delta::ad {
+namespace {
+
+using ir::Block;
+using ir::Builder;
+using ir::Dim;
+using ir::DimList;
+using ir::ElemKind;
+using ir::Function;
+using ir::Op;
+using ir::OpKind;
+using ir::Type;
+using ir::Value;
+using transforms::CloneMap;
+
+bool IsFloatValue(const Value* value) { return ir::IsFloat(value->type.elem); }
+
+llvm::Error Unsupported(const Op& op, const std::string& what) {
+  std::string where;
+  if (op.loc.IsValid())
+    where = op.loc.file + ":" + std::to_string(op.loc.line) + ":" +
+            std::to_string(op.loc.column) + ": ";
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      where + "reverse-mode AD cannot differentiate " + what + " yet");
+}
+
+// Values used inside `block` (and its nested regions) but defined outside.
+void CollectCaptures(const Block& block, llvm::DenseSet<const Value*>& inside,
+                     std::vector<const Value*>& captures) {
+  for (const Value* arg : block.args) inside.insert(arg);
+  for (const auto& op : block.ops) {
+    for (const Value* operand : op->operands)
+      if (!inside.contains(operand) && !llvm::is_contained(captures, operand))
+        captures.push_back(operand);
+    for (const auto& region : op->regions)
+      CollectCaptures(*region, inside, captures);
+    for (const Value* result : op->results) inside.insert(result);
+  }
+}
+
+std::vector<const Value*> CapturesOf(const Op& op) {
+  llvm::DenseSet<const Value*> inside;
+  std::vector<const Value*> captures;
+  for (const auto& region : op.regions)
+    CollectCaptures(*region, inside, captures);
+  return captures;
+}
+
+// What the forward sweep of a loop or while kept for the backward sweep.
+struct Tape {
+  const Dim* steps = nullptr;  // one position per iteration
+  std::vector<Value*> states;  // the state before each iteration
+  Value* lo = nullptr;         // a range loop's first iterator value
+  bool over_dim = false;       // the iterator is an index of `steps`
+};
+
+class ReverseBuilder {
+ public:
+  explicit ReverseBuilder(Function& derived) : fn_(derived), b_(&derived) {}
+
+  llvm::Error Run(const Function& primal);
+
+ private:
+  // --- Activity ------------------------------------------------------------
+  void ComputeActivity(const Function& primal);
+  bool Varied(const Value* value) const { return varied_.contains(value); }
+
+  // --- Forward sweep -------------------------------------------------------
+  llvm::Error Forward(const Op& op);
+  llvm::Error ForwardLoop(const Op& op);
+  llvm::Error ForwardWhile(const Op& op);
+  Value* P(const Value* value) {
+    return forward_.Lookup(const_cast<Value*>(value));
+  }
+
+  // --- Backward sweep ------------------------------------------------------
+  // Emits the forward ops of `block` (its arguments already mapped in
+  // forward_), seeds the terminator's operands with `seeds`, runs the
+  // backward sweep and returns the adjoints of `wanted` (null for zero).
+  llvm::Expected<std::vector<Value*>> ReverseBlock(
+      const Block& block, const std::vector<Value*>& seeds,
+      const std::vector<const Value*>& wanted);
+  llvm::Error Backward(const Op& op);
+  llvm::Error BackwardLoop(const Op& op, const Block& body, const Tape& tape);
+  llvm::Error BackwardIf(const Op& op);
+  llvm::Error BackwardCall(const Op& op);
+
+  // --- Adjoints ------------------------------------------------------------
+  Value* Adjoint(const Value* value) {
+    auto it = adjoint_.find(value);
+    return it == adjoint_.end() ? nullptr : it->second;
+  }
+  void Accumulate(const Value* value, Value* contribution);
+  Value* Zero(const Type& type);
+  Value* Scalar(ElemKind kind, double value) {
+    return b_.FloatConst(kind, value);
+  }
+  Type ForwardType(const Type& type) { return forward_.Lookup(type); }
+
+  Function& fn_;
+  Builder b_;
+  CloneMap forward_;
+  llvm::DenseMap<const Value*, Value*> adjoint_;
+  llvm::DenseMap<const Op*, Tape> tapes_;
+  llvm::DenseSet<const Value*> varied_;
+};
+
+// --- Activity ----------------------------------------------------------------
+
+void ReverseBuilder::ComputeActivity(const Function& primal) {
+  const auto& wrt = fn_.derivative->wrt;
+  for (size_t i = 0; i < primal.params.size(); ++i)
+    if ((wrt.empty() || (i < wrt.size() && wrt[i])) &&
+        IsFloatValue(primal.params[i]))
+      varied_.insert(primal.params[i]);
+  // A value is varied if a varied value flows into it; loops need a fixpoint.
+  bool changed = true;
+  std::function<void(const Block&)> visit = [&](const Block& block) {
+    for (const auto& op : block.ops) {
+      if (op->kind == OpKind::Loop || op->kind == OpKind::While) {
+        size_t first_state = op->kind == OpKind::Loop ? 2 : 0;
+        for (const auto& region : op->regions) {
+          size_t arg_offset = op->kind == OpKind::Loop ? 1 : 0;
+          const Op* yield = region->terminator();
+          for (size_t i = 0; i + arg_offset < region->args.size(); ++i) {
+            const Value* init = op->operands[first_state + i];
+            const Value* arg = region->args[i + arg_offset];
+            bool from_yield =
+                op->kind == OpKind::Loop || &region == &op->regions.back();
+            const Value* next =
+                from_yield && yield && i < yield->operands.size()
+                    ? yield->operands[i]
+                    : nullptr;
+            if (IsFloatValue(arg) && !Varied(arg) &&
+                (Varied(init) || (next && Varied(next)))) {
+              varied_.insert(arg);
+              changed = true;
+            }
+          }
+        }
+      }
+      for (const auto& region : op->regions) visit(*region);
+      bool any =
+          llvm::any_of(op->operands, [&](const Value* v) { return Varied(v); });
+      if (!any && !op->regions.empty()) {
+        for (const Value* capture : CapturesOf(*op)) any |= Varied(capture);
+        for (const auto& region : op->regions)
+          if (const Op* yield = region->terminator())
+            for (const Value* v : yield->operands) any |= Varied(v);
+      }
+      if (!any) continue;
+      for (const Value* result : op->results)
+        if (IsFloatValue(result) && !Varied(result)) {
+          varied_.insert(result);
+          changed = true;
+        }
+    }
+  };
+  for (int round = 0; changed && round < 100; ++round) {
+    changed = false;
+    visit(*primal.body);
+  }
+}
+
+// --- Adjoints ----------------------------------------------------------------
+
+Value* ReverseBuilder::Zero(const Type& type) {
+  Value* zero = ir::IsFloat(type.elem) ? b_.FloatConst(type.elem, 0.0)
+                                       : b_.IntConst(type.elem, 0);
+  return b_.Broadcast(zero, type.dims);
+}
+
+void ReverseBuilder::Accumulate(const Value* value, Value* contribution) {
+  if (!contribution || !Varied(value)) return;
+  Type type = ForwardType(value->type);
+  // Sum over the dims the value does not have, broadcast over those it has
+  // and the contribution lacks.
+  DimList extra = contribution->type.dims.Minus(type.dims);
+  if (!extra.empty())
+    contribution = b_.Reduce(ir::ReduceKind::Sum, contribution, extra);
+  contribution = b_.Broadcast(contribution, type.dims);
+  if (contribution->type.elem != type.elem)
+    contribution = b_.Convert(contribution, type.elem);
+  auto [it, inserted] = adjoint_.try_emplace(value, contribution);
+  if (!inserted) it->second = b_.Binary(OpKind::Add, it->second, contribution);
+}
+
+// --- Forward sweep -----------------------------------------------------------
+
+llvm::Error ReverseBuilder::Forward(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Map:
+      return Unsupported(op, "a map that could not be batched");
+    case OpKind::Loop: {
+      bool active =
+          llvm::any_of(op.results, [&](const Value* v) { return Varied(v); });
+      if (active) return ForwardLoop(op);
+      break;
+    }
+    case OpKind::While: {
+      bool active =
+          llvm::any_of(op.results, [&](const Value* v) { return Varied(v); });
+      if (active) return ForwardWhile(op);
+      break;
+    }
+    case OpKind::DimDef: {
+      // A local dim gets a fresh dim of the derived function.
+      const Dim* old = op.dims[0];
+      Dim* dim = fn_.NewDim(old->name, old->constant, nullptr);
+      forward_.dims[old] = dim;
+      Op* copy = transforms::CloneOp(b_, op, forward_);
+      dim->size = copy->operands[0];
+      return llvm::Error::success();
+    }
+    default:
+      break;
+  }
+  transforms::CloneOp(b_, op, forward_);
+  return llvm::Error::success();
+}
+
+llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
+  Tape tape;
+  size_t state = op.operands.size() - 2;
+  const Block& body = *op.regions[0];
+  Value* lo = nullptr;
+  if (!op.dims.empty()) {
+    tape.steps = forward_.Lookup(op.dims[0]);
+    tape.over_dim = true;
+  } else {
+    // A range loop runs over a local dim of size max(hi - lo, 0).
+    lo = P(op.operands[0]);
+    Value* count = b_.Binary(OpKind::Sub, P(op.operands[1]), lo);
+    count = b_.Binary(OpKind::Max, count, b_.IntConst(ElemKind::I64, 0));
+    Dim* steps = fn_.NewDim("steps", std::nullopt, nullptr);
+    b_.DimDef(steps, count);
+    tape.steps = steps;
+    tape.lo = lo;
+  }
+  std::vector<Value*> operands = {b_.IntConst(ElemKind::I64, 0),
+                                  b_.Size(tape.steps)};
+  std::vector<Type> types;
+  for (size_t i = 0; i < state; ++i) {
+    operands.push_back(P(op.operands[i + 2]));
+    types.push_back(ForwardType(op.results[i]->type));
+  }
+  for (size_t i = state; i < op.results.size(); ++i)
+    types.push_back(ForwardType(op.results[i]->type));
+  for (size_t i = 0; i < state; ++i) {
+    Type t = ForwardType(op.results[i]->type);
+    types.push_back(t.WithDims(t.dims.Union({tape.steps})));
+  }
+  Op* scan = b_.Create(OpKind::Loop, operands, types);
+  scan->dims = {tape.steps};
+  scan->loc = op.loc;
+  std::vector<Type> arg_types = {Type{ElemKind::Index, tape.steps, {}}};
+  for (size_t i = 0; i < state; ++i)
+    arg_types.push_back(ForwardType(body.args[i + 1]->type));
+  {
+    ir::InsertionGuard guard(b_);
+    Block* region = b_.AddRegion(scan, arg_types);
+    b_.SetInsertionBlock(region);
+    Value* iterator = region->args[0];
+    if (!tape.over_dim)
+      iterator = b_.Binary(OpKind::Add, lo,
+                           b_.Convert(region->args[0], ElemKind::I64));
+    forward_.values[body.args[0]] = iterator;
+    for (size_t i = 0; i < state; ++i)
+      forward_.values[body.args[i + 1]] = region->args[i + 1];
+    for (const auto& inner : body.ops) {
+      if (inner->kind == OpKind::Yield) break;
+      if (llvm::Error error = Forward(*inner)) return error;
+    }
+    std::vector<Value*> yields;
+    for (Value* v : body.terminator()->operands) yields.push_back(P(v));
+    for (size_t i = 0; i < state; ++i) yields.push_back(region->args[i + 1]);
+    b_.Yield(yields);
+  }
+  for (size_t i = 0; i < op.results.size(); ++i)
+    forward_.values[op.results[i]] = scan->results[i];
+  for (size_t i = 0; i < state; ++i)
+    tape.states.push_back(scan->results[op.results.size() + i]);
+  tapes_[&op] = tape;
+  return llvm::Error::success();
+}
+
+llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
+  size_t state = op.operands.size();
+  const Block& cond = *op.regions[0];
+  const Block& body = *op.regions[1];
+  // 1. Run the while once, counting iterations.
+  std::vector<Value*> operands;
+  std::vector<Type> types;
+  for (const Value* init : op.operands) {
+    operands.push_back(P(init));
+    types.push_back(ForwardType(init->type));
+  }
+  Type i64{ElemKind::I64, nullptr, {}};
+  operands.push_back(b_.IntConst(ElemKind::I64, 0));
+  types.push_back(i64);
+  Op* counted = b_.Create(OpKind::While, operands, types);
+  counted->loc = op.loc;
+  for (int r = 0; r < 2; ++r) {
+    const Block& source = r == 0 ? cond : body;
+    ir::InsertionGuard guard(b_);
+    Block* region = b_.AddRegion(counted, types);
+    b_.SetInsertionBlock(region);
+    for (size_t i = 0; i < state; ++i)
+      forward_.values[source.args[i]] = region->args[i];
+    for (const auto& inner : source.ops) {
+      if (inner->kind == OpKind::Yield) break;
+      if (llvm::Error error = Forward(*inner)) return error;
+    }
+    std::vector<Value*> yields;
+    for (Value* v : source.terminator()->operands) yields.push_back(P(v));
+    if (r == 1)
+      yields.push_back(b_.Binary(OpKind::Add, region->args[state],
+                                 b_.IntConst(ElemKind::I64, 1)));
+    b_.Yield(yields);
+  }
+  for (size_t i = 0; i < state; ++i)
+    forward_.values[op.results[i]] = counted->results[i];
+  // 2. Run it again as a scan over a dim of that size, keeping the states.
+  Dim* steps = fn_.NewDim("iterations", std::nullopt, nullptr);
+  b_.DimDef(steps, counted->results[state]);
+  std::vector<Value*> scan_operands = {b_.IntConst(ElemKind::I64, 0),
+                                       b_.Size(steps)};
+  std::vector<Type> scan_types;
+  for (const Value* init : op.operands) {
+    scan_operands.push_back(P(init));
+    scan_types.push_back(ForwardType(init->type));
+  }
+  for (const Value* init : op.operands) {
+    Type t = ForwardType(init->type);
+    scan_types.push_back(t.WithDims(t.dims.Union({steps})));
+  }
+  Op* scan = b_.Create(OpKind::Loop, scan_operands, scan_types);
+  scan->dims = {steps};
+  scan->loc = op.loc;
+  std::vector<Type> arg_types = {Type{ElemKind::Index, steps, {}}};
+  for (const Value* init : op.operands)
+    arg_types.push_back(ForwardType(init->type));
+  {
+    ir::InsertionGuard guard(b_);
+    Block* region = b_.AddRegion(scan, arg_types);
+    b_.SetInsertionBlock(region);
+    for (size_t i = 0; i < state; ++i)
+      forward_.values[body.args[i]] = region->args[i + 1];
+    for (const auto& inner : body.ops) {
+      if (inner->kind == OpKind::Yield) break;
+      if (llvm::Error error = Forward(*inner)) return error;
+    }
+    std::vector<Value*> yields;
+    for (Value* v : body.terminator()->operands) yields.push_back(P(v));
+    for (size_t i = 0; i < state; ++i) yields.push_back(region->args[i + 1]);
+    b_.Yield(yields);
+  }
+  Tape tape;
+  tape.steps = steps;
+  for (size_t i = 0; i < state; ++i)
+    tape.states.push_back(scan->results[state + i]);
+  tapes_[&op] = tape;
+  return llvm::Error::success();
+}
+
+// --- Backward sweep ----------------------------------------------------------
+
+llvm::Expected<std::vector<Value*>> ReverseBuilder::ReverseBlock(
+    const Block& block, const std::vector<Value*>& seeds,
+    const std::vector<const Value*>& wanted) {
+  // Adjoints and tapes made here are only valid inside this region.
+  auto saved_adjoints = std::move(adjoint_);
+  auto saved_tapes = std::move(tapes_);
+  adjoint_.clear();
+  tapes_.clear();
+  std::vector<const Op*> ops;
+  for (const auto& op : block.ops) {
+    if (op->kind == OpKind::Yield || op->kind == OpKind::Return) break;
+    if (llvm::Error error = Forward(*op)) return std::move(error);
+    ops.push_back(op.get());
+  }
+  const Op* terminator = block.terminator();
+  for (size_t i = 0; i < seeds.size() && i < terminator->operands.size(); ++i)
+    Accumulate(terminator->operands[i], seeds[i]);
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it)
+    if (llvm::Error error = Backward(**it)) return std::move(error);
+  std::vector<Value*> result;
+  for (const Value* value : wanted) result.push_back(Adjoint(value));
+  adjoint_ = std::move(saved_adjoints);
+  tapes_ = std::move(saved_tapes);
+  return result;
+}
+
+llvm::Error ReverseBuilder::Backward(const Op& op) {
+  bool has_adjoint = llvm::any_of(
+      op.results, [&](const Value* v) { return Adjoint(v) != nullptr; });
+  if (!has_adjoint) return llvm::Error::success();
+  b_.SetLoc(op.loc);
+  auto operand = [&](size_t i) { return op.operands[i]; };
+  auto p = [&](size_t i) { return P(op.operands[i]); };
+  Value* dy = op.results.empty() ? nullptr : Adjoint(op.results[0]);
+  Value* y = op.results.empty() ? nullptr : P(op.results[0]);
+  auto mul = [&](Value* a, Value* c) { return b_.Binary(OpKind::Mul, a, c); };
+  auto div = [&](Value* a, Value* c) { return b_.Binary(OpKind::Div, a, c); };
+  auto sub = [&](Value* a, Value* c) { return b_.Binary(OpKind::Sub, a, c); };
+  auto neg = [&](Value* a) { return b_.Unary(OpKind::Neg, a); };
+  auto one = [&]() { return Scalar(y->type.elem, 1.0); };
+  auto zero_like = [&](Value* v) { return Scalar(v->type.elem, 0.0); };
+  switch (op.kind) {
+    // Original: y = -a            Adjoint: da -= dy
+    case OpKind::Neg:
+      Accumulate(operand(0), neg(dy));
+      break;
+    // Original: y = exp(a)        Adjoint: da += dy * y
+    case OpKind::Exp:
+      Accumulate(operand(0), mul(dy, y));
+      break;
+    // Original: y = log(a)        Adjoint: da += dy / a
+    case OpKind::Log:
+      Accumulate(operand(0), div(dy, p(0)));
+      break;
+    // Original: y = sin(a)        Adjoint: da += dy * cos(a)
+    case OpKind::Sin:
+      Accumulate(operand(0), mul(dy, b_.Unary(OpKind::Cos, p(0))));
+      break;
+    // Original: y = cos(a)        Adjoint: da -= dy * sin(a)
+    case OpKind::Cos:
+      Accumulate(operand(0), neg(mul(dy, b_.Unary(OpKind::Sin, p(0)))));
+      break;
+    // Original: y = tan(a)        Adjoint: da += dy * (1 + y^2)
+    case OpKind::Tan:
+      Accumulate(operand(0), mul(dy, b_.Binary(OpKind::Add, one(), mul(y, y))));
+      break;
+    // Original: y = tanh(a)       Adjoint: da += dy * (1 - y^2)
+    case OpKind::Tanh:
+      Accumulate(operand(0), mul(dy, sub(one(), mul(y, y))));
+      break;
+    // Original: y = sqrt(a)       Adjoint: da += dy / (2 y)
+    case OpKind::Sqrt:
+      Accumulate(operand(0), div(dy, mul(Scalar(y->type.elem, 2.0), y)));
+      break;
+    // Original: y = abs(a)        Adjoint: da += a < 0 ? -dy : dy
+    case OpKind::Abs:
+      Accumulate(
+          operand(0),
+          b_.Select(b_.Binary(OpKind::Lt, p(0), zero_like(p(0))), neg(dy), dy));
+      break;
+    // Original: y = sigmoid(a)    Adjoint: da += dy * y * (1 - y)
+    case OpKind::Sigmoid:
+      Accumulate(operand(0), mul(dy, mul(y, sub(one(), y))));
+      break;
+    // Original: y = relu(a)       Adjoint: da += a > 0 ? dy : 0
+    case OpKind::Relu:
+      Accumulate(operand(0),
+                 b_.Select(b_.Binary(OpKind::Gt, p(0), zero_like(p(0))), dy,
+                           zero_like(dy)));
+      break;
+    // Original: y = floor(a), ceil(a)   Adjoint: none (zero almost everywhere)
+    case OpKind::Floor:
+    case OpKind::Ceil:
+      break;
+    // Original: y = convert(a)    Adjoint: da += convert(dy) between floats
+    case OpKind::Convert:
+      if (IsFloatValue(operand(0)))
+        Accumulate(operand(0), b_.Convert(dy, operand(0)->type.elem));
+      break;
+    // Original: y = a + b         Adjoint: da += dy, db += dy
+    case OpKind::Add:
+      Accumulate(operand(0), dy);
+      Accumulate(operand(1), dy);
+      break;
+    // Original: y = a - b         Adjoint: da += dy, db -= dy
+    case OpKind::Sub:
+      Accumulate(operand(0), dy);
+      Accumulate(operand(1), neg(dy));
+      break;
+    // Original: y = a * b         Adjoint: da += dy * b, db += dy * a
+    case OpKind::Mul:
+      Accumulate(operand(0), mul(dy, p(1)));
+      Accumulate(operand(1), mul(dy, p(0)));
+      break;
+    // Original: y = a / b         Adjoint: da += dy / b, db -= dy * y / b
+    case OpKind::Div:
+      Accumulate(operand(0), div(dy, p(1)));
+      if (Varied(operand(1)))
+        Accumulate(operand(1), neg(div(mul(dy, y), p(1))));
+      break;
+    // Original: y = a % b (floats)      Adjoint: da += dy
+    case OpKind::Rem:
+      Accumulate(operand(0), dy);
+      if (Varied(operand(1))) return Unsupported(op, "the divisor of `%`");
+      break;
+    // Original: y = a ^ b   Adjoint: da += dy * b * a^(b-1);
+    //                                db += dy * y * log(a) (only if b varies)
+    case OpKind::Pow:
+      Accumulate(
+          operand(0),
+          mul(dy, mul(p(1), b_.Binary(OpKind::Pow, p(0), sub(p(1), one())))));
+      if (Varied(operand(1)))
+        Accumulate(operand(1), mul(dy, mul(y, b_.Unary(OpKind::Log, p(0)))));
+      break;
+    // Original: y = max(a, b)     Adjoint: ties go to the first argument
+    case OpKind::Max:
+    case OpKind::Min: {
+      Value* first = b_.Binary(op.kind == OpKind::Max ? OpKind::Ge : OpKind::Le,
+                               p(0), p(1));
+      Value* zero = zero_like(dy);
+      Accumulate(operand(0), b_.Select(first, dy, zero));
+      Accumulate(operand(1), b_.Select(first, zero, dy));
+      break;
+    }
+    // Original: y = select(c, a, b)     Adjoint: da += c ? dy : 0, db += ...
+    case OpKind::Select: {
+      Value* zero = zero_like(dy);
+      Accumulate(operand(1), b_.Select(p(0), dy, zero));
+      Accumulate(operand(2), b_.Select(p(0), zero, dy));
+      break;
+    }
+    // Original: y = broadcast(a)  Adjoint: da += dy (summed by Accumulate)
+    case OpKind::Broadcast:
+      Accumulate(operand(0), dy);
+      break;
+    // Original: y = rename(a, d -> e)   Adjoint: da += rename(dy, e -> d)
+    case OpKind::Rename:
+      Accumulate(operand(0), b_.Rename(dy, forward_.Lookup(op.dims[1]),
+                                       forward_.Lookup(op.dims[0])));
+      break;
+    // Original: y = gather(x, i…)       Adjoint: dx += scatter_add(dy, i…)
+    case OpKind::Gather: {
+      std::vector<Value*> indices;
+      for (size_t i = 1; i < op.operands.size(); ++i) indices.push_back(p(i));
+      Accumulate(operand(0),
+                 b_.ScatterAdd(dy, indices, ForwardType(operand(0)->type)));
+      break;
+    }
+    // Original: y = scatter_add(v, i…)  Adjoint: dv += gather(dy, i…)
+    case OpKind::ScatterAdd: {
+      std::vector<Value*> indices;
+      for (size_t i = 1; i < op.operands.size(); ++i) indices.push_back(p(i));
+      Accumulate(operand(0), b_.Gather(dy, indices));
+      break;
+    }
+    // Original: y = cumsum(a, d)  Adjoint: da += sum(dy, d) - cumsum(dy, d) +
+    // dy
+    case OpKind::Cumsum: {
+      const Dim* dim = forward_.Lookup(op.dims[0]);
+      Value* total = b_.Reduce(ir::ReduceKind::Sum, dy, {dim});
+      Accumulate(operand(0),
+                 b_.Binary(OpKind::Add, sub(total, b_.Cumsum(dy, dim)), dy));
+      break;
+    }
+    case OpKind::Reduce: {
+      if (!op.regions.empty()) return Unsupported(op, "a fused reduction");
+      DimList dims;
+      for (const Dim* dim : op.dims) dims.Insert(forward_.Lookup(dim));
+      Value* x = p(0);
+      switch (op.reduce) {
+        // Original: y = sum(x, D)     Adjoint: dx += dy (broadcast over D)
+        case ir::ReduceKind::Sum:
+          Accumulate(operand(0), dy);
+          break;
+        // Original: y = max(x, d)     Adjoint: dx[argmax] += dy (lowest index)
+        case ir::ReduceKind::Max:
+        case ir::ReduceKind::Min: {
+          if (dims.size() != 1)
+            return Unsupported(op, "max/min over several dims at once");
+          Value* at = b_.Reduce(op.reduce == ir::ReduceKind::Max
+                                    ? ir::ReduceKind::Argmax
+                                    : ir::ReduceKind::Argmin,
+                                x, dims);
+          Accumulate(operand(0), b_.ScatterAdd(dy, {at}, x->type));
+          break;
+        }
+        // Original: y = prod(x, D)    Adjoint: dx += dy * prod of the others,
+        // exact with zeros: count them instead of dividing by them.
+        case ir::ReduceKind::Prod: {
+          ElemKind kind = x->type.elem;
+          Value* zero = Scalar(kind, 0.0);
+          Value* is_zero = b_.Binary(OpKind::Eq, x, zero);
+          Value* zeros = b_.Reduce(ir::ReduceKind::Sum,
+                                   b_.Convert(is_zero, ElemKind::I64), dims);
+          Value* nonzero_product =
+              b_.Reduce(ir::ReduceKind::Prod,
+                        b_.Select(is_zero, Scalar(kind, 1.0), x), dims);
+          Value* none =
+              b_.Binary(OpKind::Eq, zeros, b_.IntConst(ElemKind::I64, 0));
+          Value* single =
+              b_.Binary(OpKind::Eq, zeros, b_.IntConst(ElemKind::I64, 1));
+          Value* others =
+              b_.Select(is_zero, b_.Select(single, nonzero_product, zero),
+                        b_.Select(none, div(nonzero_product, x), zero));
+          Accumulate(operand(0), mul(dy, others));
+          break;
+        }
+        default:
+          break;
+      }
+      break;
+    }
+    case OpKind::Loop:
+      return BackwardLoop(op, *op.regions[0], tapes_[&op]);
+    case OpKind::While:
+      return BackwardLoop(op, *op.regions[1], tapes_[&op]);
+    case OpKind::If:
+      return BackwardIf(op);
+    case OpKind::Call:
+      return BackwardCall(op);
+    case OpKind::ReduceCustom:
+      return Unsupported(op, "reduce(f, …)");
+    default:
+      // Comparisons, logic, constants, sizes and indices carry no adjoint.
+      break;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
+                                         const Tape& tape) {
+  if (!tape.steps) return Unsupported(op, "this loop");
+  bool is_loop = op.kind == OpKind::Loop;
+  size_t state = is_loop ? op.operands.size() - 2 : op.operands.size();
+  size_t arg_offset = is_loop ? 1 : 0;
+  std::vector<const Value*> captures;
+  for (const Value* capture : CapturesOf(op))
+    if (Varied(capture)) captures.push_back(capture);
+  std::vector<size_t> float_state;
+  for (size_t i = 0; i < state; ++i)
+    if (Varied(body.args[i + arg_offset])) float_state.push_back(i);
+  // The carry: adjoints of the float state, then of the captured values.
+  std::vector<Value*> operands = {b_.IntConst(ElemKind::I64, 0),
+                                  b_.Size(tape.steps)};
+  std::vector<Type> types;
+  for (size_t i : float_state) {
+    Value* seed = Adjoint(op.results[i]);
+    Type type = ForwardType(op.results[i]->type);
+    operands.push_back(seed ? b_.Broadcast(seed, type.dims) : Zero(type));
+    types.push_back(type);
+  }
+  for (const Value* capture : captures) {
+    Type type = ForwardType(capture->type);
+    operands.push_back(Zero(type));
+    types.push_back(type);
+  }
+  Op* reverse = b_.Create(OpKind::Loop, operands, types);
+  reverse->dims = {tape.steps};
+  reverse->loc = op.loc;
+  std::vector<Type> arg_types = {Type{ElemKind::Index, tape.steps, {}}};
+  arg_types.insert(arg_types.end(), types.begin(), types.end());
+  {
+    ir::InsertionGuard guard(b_);
+    Block* region = b_.AddRegion(reverse, arg_types);
+    b_.SetInsertionBlock(region);
+    // Iteration k = steps - 1 - j, read from the tape.
+    Value* last = b_.Binary(OpKind::Sub, b_.Size(tape.steps),
+                            b_.IntConst(ElemKind::I64, 1));
+    Value* position = b_.Binary(OpKind::Sub, last,
+                                b_.Convert(region->args[0], ElemKind::I64));
+    Value* k = b_.Convert(position, ElemKind::Index, tape.steps);
+    if (is_loop) {
+      Value* iterator =
+          tape.over_dim ? k : b_.Binary(OpKind::Add, tape.lo, position);
+      forward_.values[body.args[0]] = iterator;
+    }
+    for (size_t i = 0; i < state; ++i)
+      forward_.values[body.args[i + arg_offset]] =
+          b_.Gather(tape.states[i], {k});
+    // Seeds: the state's adjoint, and each stacked output's at k.
+    std::vector<Value*> seeds(body.terminator()->operands.size(), nullptr);
+    for (size_t j = 0; j < float_state.size(); ++j)
+      seeds[float_state[j]] = region->args[1 + j];
+    for (size_t i = state; i < op.results.size(); ++i)
+      if (Value* d_out = Adjoint(op.results[i]))
+        seeds[i] = b_.Gather(
+            b_.Broadcast(d_out, ForwardType(op.results[i]->type).dims), {k});
+    std::vector<const Value*> wanted;
+    for (size_t i : float_state) wanted.push_back(body.args[i + arg_offset]);
+    wanted.insert(wanted.end(), captures.begin(), captures.end());
+    auto adjoints = ReverseBlock(body, seeds, wanted);
+    if (!adjoints) return adjoints.takeError();
+    std::vector<Value*> yields;
+    for (size_t j = 0; j < float_state.size(); ++j) {
+      Value* d = (*adjoints)[j];
+      yields.push_back(d ? b_.Broadcast(d, types[j].dims) : Zero(types[j]));
+    }
+    for (size_t c = 0; c < captures.size(); ++c) {
+      Value* acc = region->args[1 + float_state.size() + c];
+      Value* d = (*adjoints)[float_state.size() + c];
+      yields.push_back(d ? b_.Binary(OpKind::Add, acc, d) : acc);
+    }
+    b_.Yield(yields);
+  }
+  size_t first_init = is_loop ? 2 : 0;
+  for (size_t j = 0; j < float_state.size(); ++j)
+    Accumulate(op.operands[first_init + float_state[j]], reverse->results[j]);
+  for (size_t c = 0; c < captures.size(); ++c)
+    Accumulate(captures[c], reverse->results[float_state.size() + c]);
+  return llvm::Error::success();
+}
+
+llvm::Error ReverseBuilder::BackwardIf(const Op& op) {
+  std::vector<const Value*> captures;
+  for (const Value* capture : CapturesOf(op))
+    if (Varied(capture)) captures.push_back(capture);
+  if (captures.empty()) return llvm::Error::success();
+  std::vector<Type> types;
+  for (const Value* capture : captures)
+    types.push_back(ForwardType(capture->type));
+  std::vector<Value*> seeds;
+  for (const Value* result : op.results) seeds.push_back(Adjoint(result));
+  Op* reverse = b_.Create(OpKind::If, {P(op.operands[0])}, types);
+  reverse->loc = op.loc;
+  for (const auto& branch : op.regions) {
+    ir::InsertionGuard guard(b_);
+    Block* region = b_.AddRegion(reverse, {});
+    b_.SetInsertionBlock(region);
+    auto adjoints = ReverseBlock(*branch, seeds, captures);
+    if (!adjoints) return adjoints.takeError();
+    std::vector<Value*> yields;
+    for (size_t c = 0; c < captures.size(); ++c) {
+      Value* d = (*adjoints)[c];
+      yields.push_back(d ? b_.Broadcast(d, types[c].dims) : Zero(types[c]));
+    }
+    b_.Yield(yields);
+  }
+  for (size_t c = 0; c < captures.size(); ++c)
+    Accumulate(captures[c], reverse->results[c]);
+  return llvm::Error::success();
+}
+
+llvm::Error ReverseBuilder::BackwardCall(const Op& op) {
+  Function* callee = op.callee;
+  // The cotangents of the call's float results (zeros where none).
+  std::vector<Value*> cotangents;
+  for (const Value* result : op.results) {
+    if (!IsFloatValue(result)) continue;
+    Value* d = Adjoint(result);
+    Type type = ForwardType(result->type);
+    cotangents.push_back(d ? b_.Broadcast(d, type.dims) : Zero(type));
+  }
+  std::vector<Value*> operands;
+  for (const Value* arg : op.operands) operands.push_back(P(arg));
+  Function* rule = callee->custom_vjp;
+  if (rule) {
+    for (const Value* result : op.results) operands.push_back(P(result));
+  } else {
+    // No rule: differentiate the callee on its own and recompute its
+    // forward pass in the backward sweep (this is what checkpoint means).
+    std::string name = callee->name + ".vjp";
+    rule = fn_.module->FindFunction(name);
+    if (!rule) {
+      rule = fn_.module->AddFunction(name);
+      ir::Derivative derivative;
+      derivative.mode = ir::Derivative::Mode::Vjp;
+      derivative.primal = callee;
+      derivative.wrt.assign(callee->params.size(), true);
+      rule->derivative = derivative;
+      SetUpReverseSignature(*rule);
+    }
+  }
+  operands.insert(operands.end(), cotangents.begin(), cotangents.end());
+  std::vector<Type> result_types;
+  for (const Value* arg : op.operands)
+    if (IsFloatValue(arg)) result_types.push_back(ForwardType(arg->type));
+  Op* call = b_.Create(OpKind::Call, operands, result_types);
+  call->callee = rule;
+  for (const Dim* dim : op.dims) call->dims.push_back(forward_.Lookup(dim));
+  size_t next = 0;
+  for (const Value* arg : op.operands)
+    if (IsFloatValue(arg)) Accumulate(arg, call->results[next++]);
+  return llvm::Error::success();
+}
+
+llvm::Error ReverseBuilder::Run(const Function& primal) {
+  const ir::Derivative& derivative = *fn_.derivative;
+  for (size_t k = 0; k < primal.size_params.size(); ++k) {
+    forward_.dims[primal.dims[k]] = fn_.dims[k];
+    forward_.values[primal.size_params[k]] = fn_.size_params[k];
+  }
+  for (size_t i = 0; i < primal.params.size(); ++i)
+    forward_.values[primal.params[i]] = fn_.params[i];
+  ComputeActivity(primal);
+
+  const Op* ret = primal.body->terminator();
+  std::vector<Value*> seeds;
+  if (derivative.mode == ir::Derivative::Mode::Gradient) {
+    if (ret->operands.size() != 1 || !IsFloatValue(ret->operands[0]) ||
+        !ret->operands[0]->type.IsScalar())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "grad needs a function with one float scalar result");
+    seeds.push_back(b_.FloatConst(ret->operands[0]->type.elem, 1.0));
+  } else {
+    size_t next = primal.params.size();
+    for (const Value* result : ret->operands)
+      seeds.push_back(IsFloatValue(result) ? fn_.params[next++] : nullptr);
+  }
+  std::vector<const Value*> wanted(primal.params.begin(), primal.params.end());
+  auto adjoints = ReverseBlock(*primal.body, seeds, wanted);
+  if (!adjoints) return adjoints.takeError();
+
+  std::vector<Value*> results;
+  if (derivative.mode == ir::Derivative::Mode::Gradient &&
+      derivative.with_value)
+    for (const Value* value : ret->operands) results.push_back(P(value));
+  for (size_t i = 0; i < primal.params.size(); ++i) {
+    bool wanted_param = derivative.wrt.empty() ||
+                        (i < derivative.wrt.size() && derivative.wrt[i]);
+    if (!wanted_param || !IsFloatValue(primal.params[i])) continue;
+    Value* d = (*adjoints)[i];
+    Type type = fn_.params[i]->type;
+    results.push_back(d ? b_.Broadcast(d, type.dims) : Zero(type));
+  }
+  b_.Return(results);
+  return llvm::Error::success();
+}
+
+}  // namespace
+
+void SetUpReverseSignature(Function& derived) {
+  const Function& primal = *derived.derivative->primal;
+  CloneMap map;
+  for (size_t k = 0; k < primal.size_params.size(); ++k) {
+    Value* size = derived.NewValue(primal.size_params[k]->type,
+                                   primal.size_params[k]->name);
+    derived.size_params.push_back(size);
+    Dim* dim =
+        derived.NewDim(primal.dims[k]->name, primal.dims[k]->constant, size);
+    map.dims[primal.dims[k]] = dim;
+  }
+  Block* body = derived.body.get();
+  auto add_param = [&](const Type& type, const std::string& name) {
+    Value* value = derived.NewValue(map.Lookup(type), name);
+    value->block = body;
+    value->index = static_cast<unsigned>(body->args.size());
+    body->args.push_back(value);
+    derived.params.push_back(value);
+    derived.param_names.push_back(name);
+  };
+  for (size_t i = 0; i < primal.params.size(); ++i)
+    add_param(primal.params[i]->type,
+              i < primal.param_names.size() ? primal.param_names[i] : "");
+  const ir::Derivative& derivative = *derived.derivative;
+  if (derivative.mode == ir::Derivative::Mode::Vjp)
+    for (const Type& type : primal.result_types)
+      if (ir::IsFloat(type.elem)) add_param(type, "dy");
+  if (derivative.mode == ir::Derivative::Mode::Gradient &&
+      derivative.with_value)
+    for (const Type& type : primal.result_types)
+      derived.result_types.push_back(map.Lookup(type));
+  for (size_t i = 0; i < primal.params.size(); ++i) {
+    bool wanted = derivative.wrt.empty() ||
+                  (i < derivative.wrt.size() && derivative.wrt[i]);
+    if (wanted && IsFloatValue(primal.params[i]))
+      derived.result_types.push_back(map.Lookup(primal.params[i]->type));
+  }
+}
+
+llvm::Error BuildReverse(const Function& primal, Function& derived) {
+  return ReverseBuilder(derived).Run(primal);
+}
+
+}  // namespace delta::ad
