@@ -1,0 +1,234 @@
+// Fusion: elementwise chains become maps with scalar bodies, and reductions
+// absorb the chain that feeds them.
+//
+// Note [What fusion fuses]
+// A chain grows backwards from a root through operands defined in the same
+// block by a fusible op whose result has no other user, so nothing is ever
+// computed twice except through a broadcast (an elementwise op under a
+// broadcast runs once per element of the result, which is the price of
+// not materializing the broadcast; these ops are cheap). Roots are visited
+// consumers first, so each chain is maximal. A lone elementwise op stays an
+// array op (the backends handle it as one loop anyway); a broadcast, iota
+// or map is never a root, since a map of it would only copy it. Scalars
+// (constants included) are used from outside the region directly.
+#include "compiler/transforms/opt/fuse_elementwise.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallPtrSet.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "compiler/ir/builder.h"
+#include "compiler/transforms/rewrite.h"
+
+namespace delta::opt {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Type;
+using ir::Value;
+
+bool IsFusible(const Op& op) {
+  if (op.results.size() != 1 || op.results[0]->type.IsScalar()) return false;
+  if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind))
+    return true;
+  switch (op.kind) {
+    case OpKind::Select:
+    case OpKind::Broadcast:
+    case OpKind::Iota:
+      return true;
+    case OpKind::Map: {
+      const Op* yield = op.regions[0]->terminator();
+      return yield->operands[0]->type.IsScalar() &&
+             !transforms::HasEffectsDeep(op);
+    }
+    default:
+      return false;
+  }
+}
+
+bool IsRoot(const Op& op) {
+  return IsFusible(op) && op.kind != OpKind::Broadcast &&
+         op.kind != OpKind::Iota && op.kind != OpKind::Map;
+}
+
+Type ScalarOf(const Type& type) { return type.WithDims({}); }
+
+class Fuser {
+ public:
+  explicit Fuser(ir::Function& function)
+      : function_(function),
+        builder_(&function),
+        users_(transforms::CountUsers(function)) {}
+
+  bool changed() const { return changed_; }
+
+  void Block(ir::Block& block) {
+    for (size_t i = block.ops.size(); i-- > 0;) {
+      Op& op = *block.ops[i];
+      for (auto& region : op.regions) Block(*region);
+      Op* fused = nullptr;
+      if (op.kind == OpKind::Reduce && op.regions.empty()) {
+        fused = FuseReduce(op);
+      } else if (IsRoot(op)) {
+        fused = FuseMap(op);
+      }
+      if (!fused) continue;
+      changed_ = true;
+      users_ = transforms::CountUsers(function_);
+      i = transforms::IndexOf(*fused);
+    }
+  }
+
+ private:
+  // The ops of the chain ending at `root`, in block order.
+  std::vector<Op*> Chain(Op& root) {
+    llvm::SmallPtrSet<Op*, 8> members = {&root};
+    std::vector<Op*> chain = {&root};
+    for (size_t next = 0; next < chain.size(); ++next) {
+      for (Value* operand : chain[next]->operands) {
+        Op* producer = operand->def;
+        if (!producer || producer->parent != root.parent ||
+            !IsFusible(*producer) || users_.lookup(operand) != 1 ||
+            members.contains(producer))
+          continue;
+        members.insert(producer);
+        chain.push_back(producer);
+      }
+    }
+    std::sort(chain.begin(), chain.end(), [](Op* a, Op* b) {
+      return transforms::IndexOf(*a) < transforms::IndexOf(*b);
+    });
+    return chain;
+  }
+
+  // Emits the body of the chain for one point, whose index in each dim is
+  // in `indices`; returns the root's value there.
+  Value* Scalarize(const std::vector<Op*>& chain,
+                   const llvm::DenseMap<const ir::Dim*, Value*>& indices) {
+    llvm::DenseMap<Value*, Value*> scalar;
+    auto read = [&](Value* value) -> Value* {
+      auto it = scalar.find(value);
+      if (it != scalar.end()) return it->second;
+      if (value->type.IsScalar()) return value;
+      std::vector<Value*> at;
+      for (const ir::Dim* dim : value->type.dims) at.push_back(indices.at(dim));
+      Value* element = builder_.Gather(value, at);
+      scalar[value] = element;
+      return element;
+    };
+    for (Op* op : chain) {
+      Value* result = op->results[0];
+      switch (op->kind) {
+        case OpKind::Broadcast:
+          scalar[result] = read(op->operands[0]);
+          break;
+        case OpKind::Iota:
+          scalar[result] = indices.at(op->dims[0]);
+          break;
+        case OpKind::Map: {
+          transforms::CloneMap map;
+          const ir::Block& body = *op->regions[0];
+          for (size_t k = 0; k < op->dims.size(); ++k)
+            map.values[body.args[k]] = indices.at(op->dims[k]);
+          for (const auto& inner : body.ops) {
+            if (inner->kind == OpKind::Yield) {
+              scalar[result] = map.Lookup(inner->operands[0]);
+              break;
+            }
+            transforms::CloneOp(builder_, *inner, map);
+          }
+          break;
+        }
+        default: {
+          std::vector<Value*> operands;
+          for (Value* operand : op->operands) operands.push_back(read(operand));
+          Op* copy = builder_.Create(op->kind, std::move(operands),
+                                     {ScalarOf(result->type)});
+          copy->loc = op->loc;
+          scalar[result] = copy->results[0];
+          break;
+        }
+      }
+    }
+    return scalar.at(chain.back()->results[0]);
+  }
+
+  // A region's index arguments, one per dim of `dims`.
+  std::vector<Type> IndexTypes(const ir::DimList& dims) {
+    std::vector<Type> types;
+    for (const ir::Dim* dim : dims)
+      types.push_back(Type{ir::ElemKind::Index, dim, {}});
+    return types;
+  }
+
+  void EraseChain(const std::vector<Op*>& chain) {
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+      transforms::EraseOp(**it);
+  }
+
+  Op* FuseMap(Op& root) {
+    std::vector<Op*> chain = Chain(root);
+    if (chain.size() < 2) return nullptr;
+    const Type& type = root.results[0]->type;
+    ir::Block& block = *root.parent;
+    Op* map = nullptr;
+    builder_.SetLoc(root.loc);
+    transforms::InsertAt(builder_, block, transforms::IndexOf(root), [&] {
+      map = builder_.Create(OpKind::Map, {}, {type});
+      map->dims.assign(type.dims.begin(), type.dims.end());
+      ir::Block* body = builder_.AddRegion(map, IndexTypes(type.dims));
+      ir::InsertionGuard guard(builder_);
+      builder_.SetInsertionBlock(body);
+      llvm::DenseMap<const ir::Dim*, Value*> indices;
+      for (size_t k = 0; k < type.dims.size(); ++k)
+        indices[type.dims[k]] = body->args[k];
+      builder_.Yield({Scalarize(chain, indices)});
+    });
+    map->results[0]->name = root.results[0]->name;
+    transforms::ReplaceAllUses(function_, root.results[0], map->results[0]);
+    EraseChain(chain);
+    return map;
+  }
+
+  Op* FuseReduce(Op& reduce) {
+    Value* operand = reduce.operands[0];
+    Op* producer = operand->def;
+    if (!producer || producer->parent != reduce.parent ||
+        !IsFusible(*producer) || users_.lookup(operand) != 1)
+      return nullptr;
+    std::vector<Op*> chain = Chain(*producer);
+    const ir::DimList& all = operand->type.dims;
+    ir::Block* body = builder_.AddRegion(&reduce, IndexTypes(all));
+    ir::InsertionGuard guard(builder_);
+    builder_.SetInsertionBlock(body);
+    builder_.SetLoc(reduce.loc);
+    llvm::DenseMap<const ir::Dim*, Value*> indices;
+    for (size_t k = 0; k < all.size(); ++k) indices[all[k]] = body->args[k];
+    builder_.Yield({Scalarize(chain, indices)});
+    reduce.operands.clear();
+    EraseChain(chain);
+    return &reduce;
+  }
+
+  ir::Function& function_;
+  ir::Builder builder_;
+  transforms::UserCounts users_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool FuseElementwise(ir::Module& module) {
+  bool changed = false;
+  for (auto& function : module.functions) {
+    Fuser fuser(*function);
+    fuser.Block(*function->body);
+    changed |= fuser.changed();
+  }
+  return changed;
+}
+
+}  // namespace delta::opt

@@ -1,0 +1,176 @@
+// Unit tests of fusion: chains into maps, chains and maps into reductions.
+#include "compiler/transforms/opt/fuse_elementwise.h"
+
+#include "compiler/transforms/opt/eliminate_dead_code.h"
+#include "compiler/transforms/testing.h"
+
+using namespace delta;
+using namespace delta::ir;
+using namespace delta::transforms::testing;
+
+TEST_CASE("sum(exp(x) * y + 1.0, d) becomes one fused reduce") {
+  Module module;
+  Dim* d = module.AddDim("d", 8);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d}), "x");
+  Value* y = AddParam(f, F32({d}), "y");
+  Value* product = b.Binary(OpKind::Mul, b.Unary(OpKind::Exp, x), y);
+  Value* shifted =
+      b.Binary(OpKind::Add, product, b.FloatConst(ElemKind::F32, 1));
+  Return(b, {b.Reduce(ReduceKind::Sum, shifted, {d})});
+  CheckValid(module);
+
+  CHECK(opt::FuseElementwise(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  CHECK(Contains(text,
+                 "  %2 = const 1 : f32\n"
+                 "  %3 = reduce.sum [d] {\n"
+                 "  ^(%4: index<d>):\n"
+                 "    %5 = gather %0, %4 : f32\n"
+                 "    %6 = exp %5 : f32\n"
+                 "    %7 = gather %1, %4 : f32\n"
+                 "    %8 = mul %6, %7 : f32\n"
+                 "    %9 = add %8, %2 : f32\n"
+                 "    yield %9\n"
+                 "  } : f32\n"));
+  CHECK(Count(text, "f32[d]") == 2);  // the parameters, no temporary
+  CHECK(Count(text, "map") == 0);
+}
+
+TEST_CASE("a named contraction never materializes the product") {
+  Module module;
+  Dim* i = module.AddDim("i", 2);
+  Dim* j = module.AddDim("j", 3);
+  Dim* k = module.AddDim("k", 4);
+  Function* f = module.AddFunction("matmul");
+  Builder b(f);
+  Value* a = AddParam(f, F32({i, k}), "a");
+  Value* w = AddParam(f, F32({k, j}), "w");
+  Return(b, {b.Reduce(ReduceKind::Sum, b.Binary(OpKind::Mul, a, w), {k})});
+
+  CHECK(opt::FuseElementwise(module));
+  CheckValid(module);
+  CHECK(Contains(Print(module),
+                 "  %2 = reduce.sum [k] {\n"
+                 "  ^(%3: index<i>, %4: index<j>, %5: index<k>):\n"
+                 "    %6 = gather %0, %3, %5 : f32\n"
+                 "    %7 = gather %1, %4, %5 : f32\n"
+                 "    %8 = mul %6, %7 : f32\n"
+                 "    yield %8\n"
+                 "  } : f32[i, j]\n"));
+}
+
+TEST_CASE("a chain that is returned becomes one map") {
+  Module module;
+  Dim* d = module.AddDim("d", 8);
+  Dim* e = module.AddDim("e", 2);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d}), "x");
+  Value* y = AddParam(f, F32({d, e}), "y");
+  Value* spread = b.Broadcast(b.Unary(OpKind::Exp, x), {e});
+  Return(b, {b.Binary(OpKind::Add, spread, y)});
+
+  CHECK(opt::FuseElementwise(module));
+  CheckValid(module);
+  CHECK(Contains(Print(module),
+                 "  %2 = map [d, e] {\n"
+                 "  ^(%3: index<d>, %4: index<e>):\n"
+                 "    %5 = gather %0, %3 : f32\n"
+                 "    %6 = exp %5 : f32\n"
+                 "    %7 = gather %1, %3, %4 : f32\n"
+                 "    %8 = add %6, %7 : f32\n"
+                 "    yield %8\n"
+                 "  } : f32[d, e]\n"
+                 "  return %2\n"));
+}
+
+TEST_CASE("a value with two users is not recomputed") {
+  Module module;
+  Dim* d = module.AddDim("d", 8);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d}), "x");
+  Value* shared = b.Unary(OpKind::Exp, b.Unary(OpKind::Neg, x));
+  Value* total = b.Reduce(ReduceKind::Sum, shared, {d});
+  Value* largest = b.Reduce(ReduceKind::Max, shared, {d});
+  Return(b, {total, largest});
+
+  CHECK(opt::FuseElementwise(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  // exp(neg x) becomes a map read by both reductions.
+  CHECK(Contains(text, "map [d]"));
+  CHECK(Contains(text, "reduce.sum [d] %"));
+  CHECK(Contains(text, "reduce.max [d] %"));
+}
+
+TEST_CASE("a lone elementwise op stays an array op") {
+  Module module;
+  Dim* d = module.AddDim("d", 8);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d}), "x");
+  Return(b, {b.Unary(OpKind::Exp, x)});
+  CHECK_FALSE(opt::FuseElementwise(module));
+}
+
+TEST_CASE("a reduce absorbs the map that feeds it") {
+  Module module;
+  Dim* d = module.AddDim("d", 8);
+  Dim* e = module.AddDim("e", 3);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d, e}), "x");
+  // A map over [e, d] (not canonical order), as lowering may write one.
+  Op* map = b.Create(OpKind::Map, {}, {F32({d, e})});
+  map->dims = {e, d};
+  Block* body = b.AddRegion(
+      map, {Type{ElemKind::Index, e, {}}, Type{ElemKind::Index, d, {}}});
+  {
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(body);
+    Value* element = b.Gather(x, {body->args[1], body->args[0]});
+    b.Yield({b.Unary(OpKind::Sin, element)});
+  }
+  Return(b, {b.Reduce(ReduceKind::Sum, map->result(), {d})});
+
+  CHECK(opt::FuseElementwise(module));
+  CheckValid(module);
+  CHECK(Contains(Print(module),
+                 "  %1 = reduce.sum [d] {\n"
+                 "  ^(%2: index<d>, %3: index<e>):\n"
+                 "    %4 = gather %0, %2, %3 : f32\n"
+                 "    %5 = sin %4 : f32\n"
+                 "    yield %5\n"
+                 "  } : f32[e]\n"));
+}
+
+TEST_CASE("chains inside regions are fused where they are") {
+  Module module;
+  Dim* d = module.AddDim("d", 8);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d}), "x");
+  Value* lo = b.IntConst(ElemKind::I64, 0);
+  Value* hi = b.IntConst(ElemKind::I64, 3);
+  Op* loop = b.Create(OpKind::Loop, {lo, hi, x}, {F32({d})});
+  Block* body = b.AddRegion(loop, {I64(), F32({d})});
+  {
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(body);
+    Value* next =
+        b.Unary(OpKind::Tanh, b.Binary(OpKind::Mul, body->args[1], x));
+    b.Yield({next});
+  }
+  Return(b, {loop->result()});
+
+  CHECK(opt::FuseElementwise(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  CHECK(Contains(text, "    %6 = map [d] {\n"));
+  // x, the loop's state, its result and the map; the function's result.
+  CHECK(Count(text, "f32[d]") == 5);
+}

@@ -1,0 +1,124 @@
+// Peephole simplifications: each rule returns the value an op equals.
+#include "compiler/transforms/opt/simplify.h"
+
+#include <vector>
+
+#include "compiler/transforms/rewrite.h"
+
+namespace delta::opt {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+bool IsIotaOf(const Value* index) {
+  const Op* def = index->def;
+  return def && def->kind == OpKind::Iota &&
+         def->dims[0] == index->type.index_dim;
+}
+
+bool IsOpOf(const Value* value, OpKind kind) {
+  return value->def && value->def->kind == kind;
+}
+
+// The value that `op` always equals, or null.
+Value* SimplerValue(const Op& op) {
+  if (op.results.size() != 1 || !op.regions.empty()) return nullptr;
+  Value* result = nullptr;
+  switch (op.kind) {
+    case OpKind::Broadcast:
+    case OpKind::Convert:
+      result = op.operands[0];
+      break;
+    case OpKind::Rename:
+      if (op.dims[0] == op.dims[1]) result = op.operands[0];
+      break;
+    case OpKind::Reduce:
+      if (op.dims.empty()) result = op.operands[0];
+      break;
+    case OpKind::Gather: {
+      bool all_iota = true;
+      for (size_t i = 1; i < op.operands.size(); ++i)
+        all_iota &= IsIotaOf(op.operands[i]);
+      if (all_iota) result = op.operands[0];
+      break;
+    }
+    case OpKind::Select:
+      if (op.operands[1] == op.operands[2]) result = op.operands[1];
+      break;
+    case OpKind::Neg:
+    case OpKind::Not:
+      // -(-x) is x for every float, NaN and -0.0 included.
+      if (IsOpOf(op.operands[0], op.kind))
+        result = op.operands[0]->def->operands[0];
+      break;
+    default:
+      break;
+  }
+  // Each rule is an identity only where the types agree (a broadcast to
+  // new dims, a real conversion).
+  if (result && result->type != op.results[0]->type) return nullptr;
+  return result;
+}
+
+bool ReplaceSimplerOps(ir::Function& function) {
+  llvm::DenseMap<Value*, Value*> replacements;
+  std::vector<Op*> replaced;
+  transforms::WalkOps(*function.body, [&](Op& op) {
+    for (Value*& operand : op.operands) {
+      auto it = replacements.find(operand);
+      if (it != replacements.end()) operand = it->second;
+    }
+    if (Value* simpler = SimplerValue(op)) {
+      replacements[op.results[0]] = simpler;
+      replaced.push_back(&op);
+    }
+  });
+  transforms::ReplaceUses(function, replacements);
+  for (Op* op : replaced) transforms::EraseOp(*op);
+  return !replaced.empty();
+}
+
+// Replaces each `if` on a constant by the ops of the branch it takes.
+bool InlineConstantIfs(ir::Function& function, ir::Block& block) {
+  bool changed = false;
+  for (size_t i = 0; i < block.ops.size(); ++i) {
+    Op& op = *block.ops[i];
+    for (auto& region : op.regions)
+      changed |= InlineConstantIfs(function, *region);
+    if (op.kind != OpKind::If) continue;
+    const Op* condition = op.operands[0]->def;
+    if (!condition || condition->kind != OpKind::Const) continue;
+    ir::Block& taken = *op.regions[condition->int_value ? 0 : 1];
+    std::vector<Value*> yielded = taken.terminator()->operands;
+    taken.ops.pop_back();
+    auto owned = std::move(block.ops[i]);
+    block.ops.erase(block.ops.begin() + static_cast<long>(i));
+    for (size_t k = 0; k < taken.ops.size(); ++k) {
+      taken.ops[k]->parent = &block;
+      block.ops.insert(block.ops.begin() + static_cast<long>(i + k),
+                       std::move(taken.ops[k]));
+    }
+    llvm::DenseMap<Value*, Value*> replacements;
+    for (size_t k = 0; k < owned->results.size(); ++k)
+      replacements[owned->results[k]] = yielded[k];
+    transforms::ReplaceUses(function, replacements);
+    changed = true;
+    --i;  // look at the first moved op again: it may be an if itself
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool Simplify(ir::Module& module) {
+  bool changed = false;
+  for (auto& function : module.functions) {
+    changed |= InlineConstantIfs(*function, *function->body);
+    changed |= ReplaceSimplerOps(*function);
+  }
+  return changed;
+}
+
+}  // namespace delta::opt

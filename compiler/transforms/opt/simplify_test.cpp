@@ -1,0 +1,53 @@
+// Unit tests of the simplifications.
+#include "compiler/transforms/opt/simplify.h"
+
+#include "compiler/transforms/testing.h"
+
+using namespace delta;
+using namespace delta::ir;
+using namespace delta::transforms::testing;
+
+TEST_CASE("ops that return their operand are replaced by it") {
+  Module module;
+  Dim* d = module.AddDim("d", 8);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d}), "x");
+  // The builder already skips a no-op broadcast; lowering may not.
+  Op* broadcast = b.Create(OpKind::Broadcast, {x}, {x->type});
+  broadcast->dims = {d};
+  Value* same = b.Convert(broadcast->result(), ElemKind::F32);
+  Value* gathered = b.Gather(same, {b.Iota(d)});
+  Value* twice_negated = b.Unary(OpKind::Neg, b.Unary(OpKind::Neg, gathered));
+  Value* wider = b.Convert(twice_negated, ElemKind::F64);
+  Return(b, {wider});
+
+  CHECK(opt::Simplify(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  CHECK(Count(text, "broadcast") == 0);
+  CHECK(Count(text, "gather") == 0);
+  CHECK(Contains(text, "convert %0 : f64[d]"));
+}
+
+TEST_CASE("an if on a constant becomes the branch it takes") {
+  Module module;
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32(), "x");
+  Op* branch = b.Create(OpKind::If, {b.BoolConst(false)}, {F32()});
+  for (OpKind kind : {OpKind::Sin, OpKind::Cos}) {
+    Block* region = b.AddRegion(branch, {});
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(region);
+    b.Yield({b.Unary(kind, x)});
+  }
+  Return(b, {b.Unary(OpKind::Exp, branch->result())});
+
+  CHECK(opt::Simplify(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  CHECK(Count(text, "if") == 0);
+  CHECK(Count(text, "sin") == 0);
+  CHECK(Contains(text, "  %2 = cos %0 : f32\n  %3 = exp %2 : f32\n"));
+}

@@ -1,0 +1,125 @@
+// The registry of passes.def and the pipeline of each optimization level.
+#include "compiler/transforms/pass_manager.h"
+
+#include <llvm/ADT/Twine.h>
+#include <llvm/Support/ErrorHandling.h>
+#include <llvm/Support/Format.h>
+
+#include <chrono>
+
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/transforms/opt/eliminate_common_subexpressions.h"
+#include "compiler/transforms/opt/eliminate_dead_code.h"
+#include "compiler/transforms/opt/fold_constants.h"
+#include "compiler/transforms/opt/fuse_elementwise.h"
+#include "compiler/transforms/opt/inline_calls.h"
+#include "compiler/transforms/opt/simplify.h"
+
+namespace delta::transforms {
+namespace {
+
+constexpr PassInfo kPasses[] = {
+#define DELTA_PASS(Name, cli_name, description) \
+  {#Name, cli_name, description, &opt::Name},
+#include "compiler/transforms/passes.def"
+};
+
+const PassInfo& Pass(llvm::StringRef cli_name) {
+  const PassInfo* pass = FindPass(cli_name);
+  if (!pass) llvm::report_fatal_error("no pass named " + llvm::Twine(cli_name));
+  return *pass;
+}
+
+bool ShouldPrintAfter(const PipelineOptions& options,
+                      llvm::StringRef cli_name) {
+  for (const std::string& name : options.print_after)
+    if (name == "all" || name == cli_name) return true;
+  return false;
+}
+
+}  // namespace
+
+llvm::ArrayRef<PassInfo> AllPasses() { return kPasses; }
+
+const PassInfo* FindPass(llvm::StringRef cli_name) {
+  for (const PassInfo& pass : kPasses)
+    if (pass.cli_name == cli_name) return &pass;
+  return nullptr;
+}
+
+// The pipeline, in order: see docs/internals/passes.md for why.
+std::vector<const PassInfo*> PipelineFor(int opt_level) {
+  if (opt_level <= 0) return {};
+  std::vector<const PassInfo*> passes = {
+      &Pass("inline-calls"),        &Pass("simplify"),
+      &Pass("fold-constants"),      &Pass("eliminate-common-subexpressions"),
+      &Pass("eliminate-dead-code"), &Pass("fuse-elementwise"),
+  };
+  if (opt_level >= 2) {
+    // Fusion moves ops into regions where they meet copies from other
+    // chains and leaves their scalar constants unused outside.
+    passes.push_back(&Pass("simplify"));
+    passes.push_back(&Pass("eliminate-common-subexpressions"));
+  }
+  passes.push_back(&Pass("eliminate-dead-code"));
+  return passes;
+}
+
+bool RunPipeline(ir::Module& module, const PipelineOptions& options,
+                 llvm::raw_ostream& out, llvm::raw_ostream& err) {
+  using Clock = std::chrono::steady_clock;
+  struct Timing {
+    llvm::StringRef cli_name;
+    double seconds;
+  };
+  std::vector<Timing> timings;
+  bool ok = true;
+  for (const PassInfo* pass : PipelineFor(options.opt_level)) {
+    auto start = Clock::now();
+    pass->run(module);
+    std::chrono::duration<double> elapsed = Clock::now() - start;
+    timings.push_back({pass->cli_name, elapsed.count()});
+    if (ShouldPrintAfter(options, pass->cli_name)) {
+      out << "// ----- IR after " << pass->cli_name << " -----\n";
+      ir::PrintModule(module, out);
+    }
+    if (options.verify_each) {
+      std::vector<std::string> errors = ir::Verify(module);
+      if (!errors.empty()) {
+        err << "dlc: internal compiler error: invalid IR after pass '"
+            << pass->cli_name << "':\n";
+        for (const std::string& error : errors) err << "  " << error << "\n";
+        ok = false;
+        break;
+      }
+    }
+  }
+  if (options.time_passes) {
+    double total = 0;
+    for (const Timing& timing : timings) total += timing.seconds;
+    err << "===-- pass execution times --===\n";
+    for (const Timing& timing : timings)
+      err << llvm::format("%10.3f ms  %5.1f%%  ", timing.seconds * 1e3,
+                          total > 0 ? 100 * timing.seconds / total : 0.0)
+          << timing.cli_name << "\n";
+    err << llvm::format("%10.3f ms  100.0%%  total\n", total * 1e3);
+  }
+  return ok;
+}
+
+void WritePassesDoc(llvm::raw_ostream& out) {
+  out << "# Passes of `dlc`\n\n"
+         "<!-- Generated from compiler/transforms/passes.def by\n"
+         "     `DELTA_UPDATE_DOCS=1 transforms_tests`; do not edit by hand. "
+         "-->\n\n"
+         "Each pass can be named in `--print-after=NAME` (or `all`), and\n"
+         "`--time-passes` times them. Their order and the reasons for it\n"
+         "are in [internals/passes.md](internals/passes.md).\n\n"
+         "| Pass | What it does |\n"
+         "|------|--------------|\n";
+  for (const PassInfo& pass : AllPasses())
+    out << "| `" << pass.cli_name << "` | " << pass.description << " |\n";
+}
+
+}  // namespace delta::transforms

@@ -1,0 +1,185 @@
+// Shared IR editing tools of the passes (see rewrite.h).
+#include "compiler/transforms/rewrite.h"
+
+#include <algorithm>
+#include <cassert>
+#include <memory>
+
+namespace delta::transforms {
+
+using ir::Block;
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+void WalkOps(Block& block, llvm::function_ref<void(Op&)> visit) {
+  for (size_t i = 0; i < block.ops.size(); ++i) {
+    Op& op = *block.ops[i];
+    visit(op);
+    for (auto& region : op.regions) WalkOps(*region, visit);
+  }
+}
+
+UserCounts CountUsers(ir::Function& function) {
+  UserCounts counts;
+  WalkOps(*function.body, [&](Op& op) {
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const Value* operand = op.operands[i];
+      bool seen = std::find(op.operands.begin(), op.operands.begin() + i,
+                            operand) != op.operands.begin() + i;
+      if (!seen) ++counts[operand];
+    }
+  });
+  return counts;
+}
+
+void ReplaceUses(ir::Function& function,
+                 const llvm::DenseMap<Value*, Value*>& replacements) {
+  if (replacements.empty()) return;
+  auto lookup = [&](Value* value) {
+    // Follow chains: a replacement may itself have been replaced.
+    for (auto it = replacements.find(value); it != replacements.end();
+         it = replacements.find(value))
+      value = it->second;
+    return value;
+  };
+  WalkOps(*function.body, [&](Op& op) {
+    for (Value*& operand : op.operands) operand = lookup(operand);
+  });
+  for (ir::Dim* dim : function.dims)
+    if (dim->size) dim->size = lookup(dim->size);
+}
+
+void ReplaceAllUses(ir::Function& function, Value* from, Value* to) {
+  llvm::DenseMap<Value*, Value*> replacements;
+  replacements[from] = to;
+  ReplaceUses(function, replacements);
+}
+
+size_t IndexOf(const Op& op) {
+  const auto& ops = op.parent->ops;
+  auto it = std::find_if(ops.begin(), ops.end(),
+                         [&](const auto& other) { return other.get() == &op; });
+  assert(it != ops.end() && "op is not in its parent block");
+  return static_cast<size_t>(it - ops.begin());
+}
+
+void EraseOp(Op& op) {
+  Block& block = *op.parent;
+  block.ops.erase(block.ops.begin() + static_cast<long>(IndexOf(op)));
+}
+
+size_t InsertAt(ir::Builder& builder, Block& block, size_t index,
+                llvm::function_ref<void()> build) {
+  Block scratch;
+  scratch.function = block.function;
+  scratch.parent = block.parent;
+  {
+    ir::InsertionGuard guard(builder);
+    builder.SetInsertionBlock(&scratch);
+    build();
+  }
+  size_t count = scratch.ops.size();
+  for (size_t i = 0; i < count; ++i) {
+    scratch.ops[i]->parent = &block;
+    block.ops.insert(block.ops.begin() + static_cast<long>(index + i),
+                     std::move(scratch.ops[i]));
+  }
+  return count;
+}
+
+Value* CloneMap::Lookup(Value* value) const {
+  auto it = values.find(value);
+  return it == values.end() ? value : it->second;
+}
+
+const ir::Dim* CloneMap::Lookup(const ir::Dim* dim) const {
+  auto it = dims.find(dim);
+  return it == dims.end() ? dim : it->second;
+}
+
+ir::Type CloneMap::Lookup(const ir::Type& type) const {
+  if (dims.empty()) return type;
+  ir::Type result = type;
+  if (type.index_dim) result.index_dim = Lookup(type.index_dim);
+  ir::DimList mapped;
+  for (const ir::Dim* dim : type.dims) mapped.Insert(Lookup(dim));
+  result.dims = mapped;
+  return result;
+}
+
+Op* CloneOp(ir::Builder& builder, const Op& op, CloneMap& map) {
+  std::vector<Value*> operands;
+  for (Value* operand : op.operands) operands.push_back(map.Lookup(operand));
+  std::vector<ir::Type> types;
+  for (const Value* result : op.results)
+    types.push_back(map.Lookup(result->type));
+  Op* copy = builder.Create(op.kind, std::move(operands), std::move(types));
+  copy->loc = op.loc;
+  for (const ir::Dim* dim : op.dims) copy->dims.push_back(map.Lookup(dim));
+  copy->float_value = op.float_value;
+  copy->int_value = op.int_value;
+  copy->reduce = op.reduce;
+  copy->callee = op.callee;
+  copy->checkpoint = op.checkpoint;
+  copy->print_items = op.print_items;
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    copy->results[i]->name = op.results[i]->name;
+    map.values[op.results[i]] = copy->results[i];
+  }
+  for (const auto& region : op.regions) {
+    std::vector<ir::Type> arg_types;
+    for (const Value* arg : region->args)
+      arg_types.push_back(map.Lookup(arg->type));
+    Block* block = builder.AddRegion(copy, arg_types);
+    for (size_t i = 0; i < region->args.size(); ++i) {
+      block->args[i]->name = region->args[i]->name;
+      map.values[region->args[i]] = block->args[i];
+    }
+    ir::InsertionGuard guard(builder);
+    builder.SetInsertionBlock(block);
+    for (const auto& inner : region->ops) CloneOp(builder, *inner, map);
+  }
+  // Mapping dims may change their canonical order; a fused reduce's
+  // arguments must follow it.
+  if (copy->kind == OpKind::Reduce && !copy->regions.empty()) {
+    auto& args = copy->regions[0]->args;
+    std::sort(args.begin(), args.end(), [](Value* a, Value* b) {
+      return a->type.index_dim->order < b->type.index_dim->order;
+    });
+    for (size_t i = 0; i < args.size(); ++i)
+      args[i]->index = static_cast<unsigned>(i);
+  }
+  return copy;
+}
+
+bool HasEffects(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Print:
+    case OpKind::Yield:
+    case OpKind::Return:
+    case OpKind::ToIndex:
+    case OpKind::Rename:
+    case OpKind::DimDef:
+    case OpKind::While:
+    case OpKind::Call:
+      return true;
+    case OpKind::Div:
+    case OpKind::Rem:
+      return !ir::IsFloat(op.results[0]->type.elem);
+    case OpKind::Convert:
+      return op.results[0]->type.elem == ir::ElemKind::Index;
+    default:
+      return false;
+  }
+}
+
+bool HasEffectsDeep(const Op& op) {
+  if (HasEffects(op)) return true;
+  for (const auto& region : op.regions)
+    for (const auto& inner : region->ops)
+      if (inner->kind != OpKind::Yield && HasEffectsDeep(*inner)) return true;
+  return false;
+}
+
+}  // namespace delta::transforms

@@ -1,0 +1,3 @@
+// The main of transforms_tests: doctest's.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
