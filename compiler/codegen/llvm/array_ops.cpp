@@ -1,0 +1,489 @@
+// Array ops as loop nests over named dims: every array is dense row-major in
+// canonical dim order, so loops run in that order and the innermost one is
+// unit-stride (LLVM vectorizes it). Operands are read at the coordinates of
+// the dims they have, which is broadcasting by name.
+#include <llvm/Support/ErrorHandling.h>
+
+#include "compiler/codegen/llvm/emitter.h"
+
+namespace delta::codegen {
+namespace {
+
+// The dims sorted into canonical order (loop order).
+std::vector<const ir::Dim*> Canonical(llvm::ArrayRef<const ir::Dim*> dims) {
+  ir::DimList list(dims);
+  return std::vector<const ir::Dim*>(list.begin(), list.end());
+}
+
+}  // namespace
+
+ArrayView FunctionEmitter::View(const ir::Type& type, llvm::Value* data) {
+  ArrayView view;
+  view.data = data;
+  view.type = type;
+  view.strides.resize(type.dims.size());
+  llvm::Value* stride = builder_.getInt64(1);
+  for (size_t i = type.dims.size(); i-- > 0;) {
+    view.strides[i] = stride;
+    if (i > 0) stride = builder_.CreateMul(stride, DimSize(type.dims[i]));
+  }
+  return view;
+}
+
+llvm::Value* FunctionEmitter::ElementPointer(const ArrayView& view,
+                                             const Coords& coords) {
+  llvm::Value* offset = builder_.getInt64(0);
+  for (size_t i = 0; i < view.type.dims.size(); ++i) {
+    auto it = coords.find(view.type.dims[i]);
+    if (it == coords.end())
+      llvm::report_fatal_error("codegen: no coordinate for dim " +
+                               llvm::Twine(view.type.dims[i]->name));
+    offset = builder_.CreateAdd(
+        offset, builder_.CreateMul(it->second, view.strides[i]));
+  }
+  return builder_.CreateInBoundsGEP(MemoryType(view.type.elem), view.data,
+                                    offset);
+}
+
+llvm::Value* FunctionEmitter::LoadElement(const ArrayView& view,
+                                          const Coords& coords) {
+  llvm::Value* value = builder_.CreateLoad(MemoryType(view.type.elem),
+                                           ElementPointer(view, coords));
+  if (view.type.elem == ir::ElemKind::Bool)
+    value = builder_.CreateTrunc(value, builder_.getInt1Ty());
+  return value;
+}
+
+void FunctionEmitter::StoreElement(const ArrayView& view, const Coords& coords,
+                                   llvm::Value* value) {
+  if (view.type.elem == ir::ElemKind::Bool)
+    value = builder_.CreateZExt(value, builder_.getInt8Ty());
+  builder_.CreateStore(value, ElementPointer(view, coords));
+}
+
+Operand FunctionEmitter::Prepare(const ir::Value* value) {
+  Operand operand;
+  if (value->type.IsScalar()) {
+    operand.scalar = Get(value);
+    return operand;
+  }
+  operand.is_array = true;
+  operand.array = View(value->type, Get(value));
+  return operand;
+}
+
+llvm::Value* FunctionEmitter::Read(const Operand& operand,
+                                   const Coords& coords) {
+  return operand.is_array ? LoadElement(operand.array, coords) : operand.scalar;
+}
+
+void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
+                                   Coords& coords,
+                                   const std::function<void()>& body) {
+  if (dims.empty()) {
+    body();
+    return;
+  }
+  const ir::Dim* dim = dims.front();
+  EmitFor(builder_.getInt64(0), DimSize(dim), [&](llvm::Value* i) {
+    coords[dim] = i;
+    EmitLoopNest(dims.drop_front(), coords, body);
+    coords.erase(dim);
+  });
+}
+
+llvm::Value* FunctionEmitter::EmitTabulate(
+    const ir::Type& type, const std::function<llvm::Value*(Coords&)>& element) {
+  Coords coords;
+  if (type.IsScalar()) return element(coords);
+  llvm::Value* result = Allocate(type);
+  ArrayView view = View(type, result);
+  std::vector<const ir::Dim*> dims(type.dims.begin(), type.dims.end());
+  EmitLoopNest(dims, coords,
+               [&] { StoreElement(view, coords, element(coords)); });
+  return result;
+}
+
+void FunctionEmitter::EmitElementwise(const ir::Op& op) {
+  std::vector<Operand> operands;
+  for (const ir::Value* value : op.operands) operands.push_back(Prepare(value));
+  Set(op.results[0],
+      EmitTabulate(op.results[0]->type, [&](Coords& coords) -> llvm::Value* {
+        std::vector<llvm::Value*> x;
+        for (const Operand& operand : operands)
+          x.push_back(Read(operand, coords));
+        if (op.kind == ir::OpKind::Select)
+          return builder_.CreateSelect(x[0], x[1], x[2]);
+        if (x.size() == 1) return EmitUnaryScalar(op, x[0]);
+        return EmitBinaryScalar(op, x[0], x[1]);
+      }));
+}
+
+void FunctionEmitter::EmitMap(const ir::Op& op) {
+  std::vector<ArrayView> results;
+  for (const ir::Value* result : op.results)
+    results.push_back(View(result->type, Allocate(result->type)));
+  const ir::Block& body = *op.region(0);
+  const ir::Op* yield = body.terminator();
+  Coords coords;
+  EmitLoopNest(Canonical(op.dims), coords, [&] {
+    std::vector<llvm::Value*> args;
+    for (const ir::Dim* dim : op.dims) args.push_back(coords[dim]);
+    EmitRegion(body, args, std::vector<bool>(args.size(), false),
+               YieldMode::Borrow, [&](const std::vector<llvm::Value*>& values) {
+                 for (size_t i = 0; i < values.size(); ++i) {
+                   const ir::Type& type = yield->operands[i]->type;
+                   if (type.IsScalar()) {
+                     StoreElement(results[i], coords, values[i]);
+                     continue;
+                   }
+                   // A yielded array fills the slice of the result at this
+                   // point.
+                   ArrayView slice = View(type, values[i]);
+                   std::vector<const ir::Dim*> dims(type.dims.begin(),
+                                                    type.dims.end());
+                   EmitLoopNest(dims, coords, [&] {
+                     StoreElement(results[i], coords,
+                                  LoadElement(slice, coords));
+                   });
+                 }
+               });
+  });
+  for (size_t i = 0; i < results.size(); ++i)
+    Set(op.results[i], results[i].data);
+}
+
+// See Note [Reduction loop order] in docs/internals/codegen.md.
+void FunctionEmitter::EmitReduce(const ir::Op& op) {
+  const ir::Type& type = op.results[0]->type;
+  ir::ElemKind elem = type.elem;
+  ir::DimList reduced(op.dims);
+  ir::DimList all = type.dims.Union(reduced);
+  std::vector<const ir::Dim*> all_dims(all.begin(), all.end());
+  Operand operand;
+  if (op.regions.empty()) operand = Prepare(op.operands[0]);
+  auto element = [&](Coords& coords) -> llvm::Value* {
+    if (op.regions.empty()) return Read(operand, coords);
+    std::vector<llvm::Value*> args;
+    for (const ir::Dim* dim : all_dims) args.push_back(coords[dim]);
+    return EmitRegionValues(*op.region(0), args,
+                            std::vector<bool>(args.size(), false))[0];
+  };
+  // The innermost reduced dims accumulate in a register; the outer ones,
+  // if any, accumulate into the result in memory.
+  size_t split = all_dims.size();
+  while (split > 0 && reduced.Contains(all_dims[split - 1])) --split;
+  llvm::ArrayRef<const ir::Dim*> outer(all_dims.data(), split);
+  llvm::ArrayRef<const ir::Dim*> inner(all_dims.data() + split,
+                                       all_dims.size() - split);
+  bool outer_reduces = false;
+  for (const ir::Dim* dim : outer) outer_reduces |= reduced.Contains(dim);
+
+  llvm::AllocaInst* acc = EntryAlloca(RegisterType(elem), "acc");
+  auto accumulate = [&](Coords& coords) {
+    EmitLoopNest(inner, coords, [&] {
+      llvm::Value* x = element(coords);
+      llvm::Value* old = builder_.CreateLoad(acc->getAllocatedType(), acc);
+      builder_.CreateStore(ReduceCombine(op.reduce, elem, old, x), acc);
+    });
+  };
+  Coords coords;
+  if (type.IsScalar()) {
+    builder_.CreateStore(ReduceIdentity(op.reduce, elem), acc);
+    accumulate(coords);
+    Set(op.results[0], builder_.CreateLoad(acc->getAllocatedType(), acc));
+    return;
+  }
+  llvm::Value* result = Allocate(type);
+  ArrayView view = View(type, result);
+  std::vector<const ir::Dim*> result_dims(type.dims.begin(), type.dims.end());
+  if (outer_reduces) {
+    EmitLoopNest(result_dims, coords, [&] {
+      StoreElement(view, coords, ReduceIdentity(op.reduce, elem));
+    });
+  }
+  EmitLoopNest(outer, coords, [&] {
+    builder_.CreateStore(outer_reduces ? LoadElement(view, coords)
+                                       : ReduceIdentity(op.reduce, elem),
+                         acc);
+    accumulate(coords);
+    StoreElement(view, coords,
+                 builder_.CreateLoad(acc->getAllocatedType(), acc));
+  });
+  Set(op.results[0], result);
+}
+
+void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
+  const ir::Type& type = op.results[0]->type;
+  const ir::Dim* dim = op.dims[0];
+  bool is_max = op.reduce == ir::ReduceKind::Argmax;
+  ir::ElemKind elem = op.regions.empty()
+                          ? op.operands[0]->type.elem
+                          : op.region(0)->terminator()->operands[0]->type.elem;
+  ir::DimList all = type.dims.Union(ir::DimList{dim});
+  std::vector<const ir::Dim*> all_dims(all.begin(), all.end());
+  Operand operand;
+  if (op.regions.empty()) operand = Prepare(op.operands[0]);
+  // An empty dim has no arg-extremum (unless there is nothing to compute).
+  llvm::Value* empty = builder_.CreateAnd(
+      builder_.CreateICmpEQ(DimSize(dim), builder_.getInt64(0)),
+      builder_.CreateICmpNE(ElementCount(type.dims), builder_.getInt64(0)));
+  EmitCheck(
+      builder_.CreateNot(empty), op.loc,
+      ir::ReduceName(op.reduce).str() + " over the empty dim " + dim->name);
+  llvm::AllocaInst* best = EntryAlloca(RegisterType(elem), "best");
+  llvm::AllocaInst* best_index = EntryAlloca(builder_.getInt64Ty(), "argbest");
+  // Loops over the result dims, then over `dim` in increasing order, so
+  // that ties keep the lowest index.
+  Set(op.results[0], EmitTabulate(type, [&](Coords& coords) -> llvm::Value* {
+        builder_.CreateStore(
+            ReduceIdentity(is_max ? ir::ReduceKind::Max : ir::ReduceKind::Min,
+                           elem),
+            best);
+        builder_.CreateStore(builder_.getInt64(0), best_index);
+        EmitLoopNest({dim}, coords, [&] {
+          llvm::Value* x;
+          if (op.regions.empty()) {
+            x = Read(operand, coords);
+          } else {
+            std::vector<llvm::Value*> args;
+            for (const ir::Dim* d : all_dims) args.push_back(coords[d]);
+            x = EmitRegionValues(*op.region(0), args,
+                                 std::vector<bool>(args.size(), false))[0];
+          }
+          llvm::Value* old =
+              builder_.CreateLoad(best->getAllocatedType(), best);
+          llvm::Value* better;
+          if (ir::IsFloat(elem)) {
+            better = is_max ? builder_.CreateFCmpOGT(x, old)
+                            : builder_.CreateFCmpOLT(x, old);
+            // The first NaN wins: max and min propagate NaN.
+            better = builder_.CreateOr(
+                better, builder_.CreateAnd(builder_.CreateFCmpUNO(x, x),
+                                           builder_.CreateFCmpORD(old, old)));
+          } else if (elem == ir::ElemKind::Bool) {
+            better = is_max ? builder_.CreateICmpUGT(x, old)
+                            : builder_.CreateICmpULT(x, old);
+          } else {
+            better = is_max ? builder_.CreateICmpSGT(x, old)
+                            : builder_.CreateICmpSLT(x, old);
+          }
+          builder_.CreateStore(builder_.CreateSelect(better, x, old), best);
+          llvm::Value* old_index =
+              builder_.CreateLoad(builder_.getInt64Ty(), best_index);
+          builder_.CreateStore(
+              builder_.CreateSelect(better, coords[dim], old_index),
+              best_index);
+        });
+        return builder_.CreateLoad(builder_.getInt64Ty(), best_index);
+      }));
+}
+
+void FunctionEmitter::EmitReduceCustom(const ir::Op& op) {
+  const ir::Type& type = op.results[0]->type;
+  const ir::Dim* dim = op.dims[0];
+  const ir::Block& body = *op.region(0);
+  const ir::Type& acc_type = body.args[0]->type;
+  const ir::Type& elem_type = body.args[1]->type;
+  Operand init = Prepare(op.operands[0]);
+  Operand x = Prepare(op.operands[1]);
+  if (acc_type.IsScalar() && elem_type.IsScalar()) {
+    // Element by element: the region combines scalars.
+    llvm::AllocaInst* acc = EntryAlloca(RegisterType(type.elem), "acc");
+    Set(op.results[0], EmitTabulate(type, [&](Coords& coords) -> llvm::Value* {
+          builder_.CreateStore(Read(init, coords), acc);
+          EmitLoopNest({dim}, coords, [&] {
+            llvm::Value* old =
+                builder_.CreateLoad(acc->getAllocatedType(), acc);
+            llvm::Value* next = EmitRegionValues(body, {old, Read(x, coords)},
+                                                 {false, false})[0];
+            builder_.CreateStore(next, acc);
+          });
+          return builder_.CreateLoad(acc->getAllocatedType(), acc);
+        }));
+    return;
+  }
+  // The region combines arrays: at each point of the result's other dims,
+  // fold the slices of x along `dim` into a copy of init's slice.
+  auto slice = [&](const ir::Type& slice_type, const Operand& from,
+                   const Coords& at) -> llvm::Value* {
+    if (slice_type.IsScalar()) return Read(from, at);
+    llvm::Value* data = Allocate(slice_type);
+    ArrayView view = View(slice_type, data);
+    Coords coords = at;
+    std::vector<const ir::Dim*> dims(slice_type.dims.begin(),
+                                     slice_type.dims.end());
+    EmitLoopNest(dims, coords,
+                 [&] { StoreElement(view, coords, Read(from, coords)); });
+    return data;
+  };
+  llvm::Value* result = type.IsScalar() ? nullptr : Allocate(type);
+  ArrayView view;
+  if (result != nullptr) view = View(type, result);
+  llvm::AllocaInst* acc = EntryAlloca(ValueType(acc_type), "acc");
+  std::vector<bool> owned = {!acc_type.IsScalar(), !elem_type.IsScalar()};
+  ir::DimList outer = type.dims.Minus(acc_type.dims);
+  std::vector<const ir::Dim*> outer_dims(outer.begin(), outer.end());
+  Coords coords;
+  EmitLoopNest(outer_dims, coords, [&] {
+    builder_.CreateStore(slice(acc_type, init, coords), acc);
+    EmitFor(builder_.getInt64(0), DimSize(dim), [&](llvm::Value* k) {
+      Coords at = coords;
+      at[dim] = k;
+      llvm::Value* b = slice(elem_type, x, at);
+      llvm::Value* a = builder_.CreateLoad(acc->getAllocatedType(), acc);
+      EmitRegion(body, {a, b}, owned, YieldMode::Transfer,
+                 [&](const std::vector<llvm::Value*>& values) {
+                   builder_.CreateStore(values[0], acc);
+                 });
+    });
+    llvm::Value* folded = builder_.CreateLoad(acc->getAllocatedType(), acc);
+    if (acc_type.IsScalar()) {
+      StoreElement(view, coords, folded);
+      return;
+    }
+    ArrayView piece = View(acc_type, folded);
+    Coords inner = coords;
+    std::vector<const ir::Dim*> dims(acc_type.dims.begin(),
+                                     acc_type.dims.end());
+    EmitLoopNest(dims, inner,
+                 [&] { StoreElement(view, inner, LoadElement(piece, inner)); });
+    Free(folded);
+  });
+  Set(op.results[0], result != nullptr
+                         ? result
+                         : builder_.CreateLoad(acc->getAllocatedType(), acc));
+}
+
+void FunctionEmitter::EmitCumsum(const ir::Op& op) {
+  const ir::Type& type = op.results[0]->type;
+  const ir::Dim* dim = op.dims[0];
+  Operand x = Prepare(op.operands[0]);
+  llvm::Value* result = Allocate(type);
+  ArrayView view = View(type, result);
+  std::vector<const ir::Dim*> dims(type.dims.begin(), type.dims.end());
+  Coords coords;
+  EmitLoopNest(dims, coords, [&] {
+    llvm::Value* value = Read(x, coords);
+    llvm::Value* k = coords[dim];
+    // Add the previous prefix (in the result already) unless k == 0.
+    llvm::Value* has_previous = builder_.CreateICmpSGT(k, builder_.getInt64(0));
+    Coords previous = coords;
+    previous[dim] = builder_.CreateSelect(
+        has_previous, builder_.CreateSub(k, builder_.getInt64(1)), k);
+    llvm::Value* sum = ReduceCombine(ir::ReduceKind::Sum, type.elem,
+                                     LoadElement(view, previous), value);
+    StoreElement(view, coords, builder_.CreateSelect(has_previous, sum, value));
+  });
+  Set(op.results[0], result);
+}
+
+void FunctionEmitter::EmitIndexCheck(llvm::Value* index, const ir::Dim* dim,
+                                     const ir::Loc& loc) {
+  llvm::Value* size = DimSize(dim);
+  llvm::Value* in_range =
+      builder_.CreateAnd(builder_.CreateICmpSGE(index, builder_.getInt64(0)),
+                         builder_.CreateICmpSLT(index, size));
+  EmitCheck(in_range, loc,
+            "index %lld is out of range for dim " + dim->name + " of size %lld",
+            index, size);
+}
+
+void FunctionEmitter::EmitGather(const ir::Op& op) {
+  ArrayView x = View(op.operands[0]->type, Get(op.operands[0]));
+  std::vector<Operand> indices;
+  for (size_t i = 1; i < op.operands.size(); ++i)
+    indices.push_back(Prepare(op.operands[i]));
+  Set(op.results[0],
+      EmitTabulate(op.results[0]->type, [&](Coords& coords) -> llvm::Value* {
+        Coords at = coords;
+        for (size_t i = 0; i < indices.size(); ++i) {
+          const ir::Dim* dim = op.operands[i + 1]->type.index_dim;
+          llvm::Value* index = Read(indices[i], coords);
+          EmitIndexCheck(index, dim, op.loc);
+          at[dim] = index;
+        }
+        return LoadElement(x, at);
+      }));
+}
+
+void FunctionEmitter::EmitScatterAdd(const ir::Op& op) {
+  const ir::Type& type = op.results[0]->type;
+  Operand values = Prepare(op.operands[0]);
+  std::vector<Operand> indices;
+  ir::DimList indexed;
+  ir::DimList space = op.operands[0]->type.dims;
+  for (size_t i = 1; i < op.operands.size(); ++i) {
+    indices.push_back(Prepare(op.operands[i]));
+    indexed.Insert(op.operands[i]->type.index_dim);
+    space = space.Union(op.operands[i]->type.dims);
+  }
+  space = space.Union(type.dims.Minus(indexed));
+  llvm::Value* result = Allocate(type);
+  llvm::Value* bytes = builder_.CreateMul(
+      ElementCount(type.dims), builder_.getInt64(ElemBytes(type.elem)));
+  builder_.CreateMemSet(result, builder_.getInt8(0), bytes, llvm::Align(64));
+  ArrayView view = View(type, result);
+  std::vector<const ir::Dim*> dims(space.begin(), space.end());
+  Coords coords;
+  // In canonical order, so that colliding indices add up in the same order
+  // as in the interpreter.
+  EmitLoopNest(dims, coords, [&] {
+    Coords at = coords;
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const ir::Dim* dim = op.operands[i + 1]->type.index_dim;
+      llvm::Value* index = Read(indices[i], coords);
+      EmitIndexCheck(index, dim, op.loc);
+      at[dim] = index;
+    }
+    llvm::Value* old = LoadElement(view, at);
+    StoreElement(view, at,
+                 ReduceCombine(ir::ReduceKind::Sum, type.elem, old,
+                               Read(values, coords)));
+  });
+  Set(op.results[0], result);
+}
+
+void FunctionEmitter::EmitBroadcast(const ir::Op& op) {
+  Operand x = Prepare(op.operands[0]);
+  Set(op.results[0], EmitTabulate(op.results[0]->type, [&](Coords& coords) {
+        return Read(x, coords);
+      }));
+}
+
+void FunctionEmitter::EmitRename(const ir::Op& op) {
+  const ir::Dim* from = op.dims[0];
+  const ir::Dim* to = op.dims[1];
+  llvm::Value* from_size = DimSize(from);
+  llvm::Value* to_size = DimSize(to);
+  EmitCheck(builder_.CreateICmpEQ(from_size, to_size), op.loc,
+            "cannot rename dim " + from->name + " of size %lld to dim " +
+                to->name + " of size %lld",
+            from_size, to_size);
+  Operand x = Prepare(op.operands[0]);
+  Set(op.results[0], EmitTabulate(op.results[0]->type, [&](Coords& coords) {
+        Coords at = coords;
+        at[from] = coords[to];
+        return Read(x, at);
+      }));
+}
+
+void FunctionEmitter::EmitToIndex(const ir::Op& op) {
+  const ir::Dim* dim = op.dims[0];
+  Operand k = Prepare(op.operands[0]);
+  ir::ElemKind from = op.operands[0]->type.elem;
+  Set(op.results[0], EmitTabulate(op.results[0]->type, [&](Coords& coords) {
+        llvm::Value* index =
+            EmitConvert(Read(k, coords), from, ir::ElemKind::I64);
+        EmitIndexCheck(index, dim, op.loc);
+        return index;
+      }));
+}
+
+void FunctionEmitter::EmitIota(const ir::Op& op) {
+  const ir::Dim* dim = op.dims[0];
+  Set(op.results[0], EmitTabulate(op.results[0]->type,
+                                  [&](Coords& coords) { return coords[dim]; }));
+}
+
+}  // namespace delta::codegen

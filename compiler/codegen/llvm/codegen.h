@@ -1,0 +1,33 @@
+// Native code generation: translates a verified IR module into an LLVM 19
+// module for the host CPU, optimized at the requested level.
+#pragma once
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <string>
+
+#include "compiler/ir/ir.h"
+
+namespace delta::codegen {
+
+struct CodegenOptions {
+  int opt_level = 2;  // 0..3, as -O0..-O3
+  // Also define the C `int main(int, char**)` that runs the Delta `main`
+  // (for executables; the JIT calls the Delta `main` directly).
+  bool emit_c_main = false;
+};
+
+// The LLVM symbol of the Delta function `name` ("delta.NAME"), so that the
+// C `main` of an executable and the runtime never collide with user names.
+std::string LlvmFunctionName(llvm::StringRef name);
+
+// Emits `module` (which must pass the IR verifier) as LLVM IR with the host
+// triple and data layout, and runs LLVM's standard pipeline at
+// options.opt_level. Every op of ops.def is supported.
+std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
+                                       llvm::LLVMContext& context,
+                                       const CodegenOptions& options);
+
+}  // namespace delta::codegen

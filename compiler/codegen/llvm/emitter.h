@@ -1,0 +1,166 @@
+// The per-function IR-to-LLVM emitter shared by codegen.cpp (functions,
+// control flow, calls, memory), array_ops.cpp (loop nests) and
+// scalar_ops.cpp (element math). Internal to the code generator.
+#pragma once
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/ir.h"
+
+namespace delta::codegen {
+
+// What every function of a module shares: the LLVM module, the runtime's
+// declarations and interned strings.
+struct ModuleContext {
+  llvm::Module* module = nullptr;
+  llvm::DenseMap<const ir::Function*, llvm::Function*> functions;
+  llvm::StringMap<llvm::Constant*> strings;
+  llvm::FunctionCallee alloc, free, fail, fail_format;
+  llvm::FunctionCallee print_begin, print_text, print_value, print_end;
+
+  llvm::Constant* String(llvm::StringRef text);
+};
+
+// A point of an iteration space: the coordinate (i64) of each dim.
+using Coords = llvm::SmallDenseMap<const ir::Dim*, llvm::Value*, 8>;
+
+// An array in memory, with its strides computed once before a loop nest.
+struct ArrayView {
+  llvm::Value* data = nullptr;
+  ir::Type type;
+  std::vector<llvm::Value*> strides;  // per dim of type.dims, in elements
+};
+
+// A value read elementwise inside a loop nest: a scalar, or an array read
+// at the coordinates of the dims it has (broadcast by name).
+struct Operand {
+  llvm::Value* scalar = nullptr;
+  ArrayView array;
+  bool is_array = false;
+};
+
+class FunctionEmitter {
+ public:
+  FunctionEmitter(ModuleContext& module, const ir::Function& function,
+                  llvm::Function* llvm_function);
+  void EmitBody();
+
+ private:
+  // How a region hands its yielded arrays to its op.
+  enum class YieldMode {
+    Transfer,  // yielded arrays become the op's (loop, if, return)
+    Borrow,    // the op copies them before the region frees them (map)
+  };
+  using Consumer = std::function<void(const std::vector<llvm::Value*>&)>;
+
+  // --- codegen.cpp: values, memory, blocks, control flow, calls ---
+  llvm::Value* Get(const ir::Value* value);
+  void Set(const ir::Value* value, llvm::Value* llvm_value) {
+    values_[value] = llvm_value;
+  }
+  llvm::Value* DimSize(const ir::Dim* dim);
+  llvm::Type* RegisterType(ir::ElemKind kind);
+  llvm::Type* MemoryType(ir::ElemKind kind);
+  llvm::Type* ValueType(const ir::Type& type);
+  int64_t ElemBytes(ir::ElemKind kind);
+  llvm::Value* ElementCount(const ir::DimList& dims);
+  llvm::Value* Allocate(const ir::Type& type);
+  void Free(llvm::Value* data);
+  llvm::Value* CopyArray(const ir::Type& type, llvm::Value* data);
+  llvm::AllocaInst* EntryAlloca(llvm::Type* type, llvm::StringRef name);
+  void EmitFailure(const ir::Loc& loc, llvm::StringRef message,
+                   llvm::Value* first = nullptr, llvm::Value* second = nullptr);
+  // Branches to a run-time error unless `ok`.
+  void EmitCheck(llvm::Value* ok, const ir::Loc& loc, llvm::StringRef message,
+                 llvm::Value* first = nullptr, llvm::Value* second = nullptr);
+  // Emits `block` with its arguments bound to `args`; `owned_args` says
+  // which array arguments the region frees. Calls `consume` with the
+  // yielded values before the region's last frees.
+  void EmitRegion(const ir::Block& block, const std::vector<llvm::Value*>& args,
+                  const std::vector<bool>& owned_args, YieldMode mode,
+                  const Consumer& consume);
+  std::vector<llvm::Value*> EmitRegionValues(
+      const ir::Block& block, const std::vector<llvm::Value*>& args,
+      const std::vector<bool>& owned_args);
+  void EmitOp(const ir::Op& op);
+  // An owned copy of op.operands[i] for an op that takes ownership (loop
+  // state): the buffer itself when this is its last use, else a copy.
+  llvm::Value* TakeOperand(const ir::Op& op, size_t i);
+  void EmitFor(llvm::Value* lo, llvm::Value* hi,
+               const std::function<void(llvm::Value*)>& body);
+  void EmitLoop(const ir::Op& op);
+  void EmitWhile(const ir::Op& op);
+  void EmitIf(const ir::Op& op);
+  void EmitCall(const ir::Op& op);
+  void EmitPrint(const ir::Op& op);
+  void EmitReturn(const ir::Op& op);
+
+  // --- array_ops.cpp: loop nests over dims ---
+  ArrayView View(const ir::Type& type, llvm::Value* data);
+  llvm::Value* ElementPointer(const ArrayView& view, const Coords& coords);
+  llvm::Value* LoadElement(const ArrayView& view, const Coords& coords);
+  void StoreElement(const ArrayView& view, const Coords& coords,
+                    llvm::Value* value);
+  Operand Prepare(const ir::Value* value);
+  llvm::Value* Read(const Operand& operand, const Coords& coords);
+  // Loops over `dims` (outermost first), calling `body` at each point with
+  // the coordinates of these dims added to `coords`.
+  void EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
+                    const std::function<void()>& body);
+  // A fresh array of `type` whose element at each point is `element()`.
+  llvm::Value* EmitTabulate(
+      const ir::Type& type,
+      const std::function<llvm::Value*(Coords&)>& element);
+  void EmitElementwise(const ir::Op& op);
+  void EmitMap(const ir::Op& op);
+  void EmitReduce(const ir::Op& op);
+  void EmitArgReduce(const ir::Op& op);
+  void EmitReduceCustom(const ir::Op& op);
+  void EmitCumsum(const ir::Op& op);
+  void EmitGather(const ir::Op& op);
+  void EmitScatterAdd(const ir::Op& op);
+  // Checks 0 <= index < size(dim), as indices made by an unchecked convert
+  // may be out of range.
+  void EmitIndexCheck(llvm::Value* index, const ir::Dim* dim,
+                      const ir::Loc& loc);
+  void EmitBroadcast(const ir::Op& op);
+  void EmitRename(const ir::Op& op);
+  void EmitToIndex(const ir::Op& op);
+  void EmitIota(const ir::Op& op);
+
+  // --- scalar_ops.cpp: one element ---
+  llvm::Value* EmitUnaryScalar(const ir::Op& op, llvm::Value* x);
+  llvm::Value* EmitFloatMath(ir::OpKind kind, llvm::Value* x);
+  llvm::Value* EmitBinaryScalar(const ir::Op& op, llvm::Value* a,
+                                llvm::Value* b);
+  llvm::Value* EmitConvert(llvm::Value* x, ir::ElemKind from, ir::ElemKind to);
+  llvm::Value* EmitConst(const ir::Op& op);
+  // The neutral element and the combination of a reduction.
+  llvm::Value* ReduceIdentity(ir::ReduceKind kind, ir::ElemKind elem);
+  llvm::Value* ReduceCombine(ir::ReduceKind kind, ir::ElemKind elem,
+                             llvm::Value* acc, llvm::Value* x);
+  llvm::Value* CallIntrinsic(llvm::Intrinsic::ID id, llvm::Value* x,
+                             llvm::Value* y = nullptr);
+
+  ModuleContext& module_;
+  const ir::Function& function_;
+  llvm::Function* llvm_function_;
+  llvm::LLVMContext& context_;
+  llvm::IRBuilder<> builder_;
+  llvm::DenseMap<const ir::Value*, llvm::Value*> values_;
+  // Array values of the regions being emitted that are still to be freed.
+  llvm::SmallPtrSet<const ir::Value*, 16>* owned_ = nullptr;
+  // Uses of owned values at the op being emitted, for TakeOperand.
+  llvm::DenseMap<const ir::Value*, size_t>* last_use_ = nullptr;
+  size_t op_index_ = 0;
+};
+
+}  // namespace delta::codegen

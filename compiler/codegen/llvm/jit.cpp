@@ -1,0 +1,105 @@
+// ORC LLJIT for `dlc run`: the runtime's functions are registered as
+// absolute symbols (their addresses in dlc), libc and libm come from the
+// process.
+#include "compiler/codegen/llvm/jit.h"
+
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/Support/Error.h>
+
+#include "runtime/runtime.h"
+
+namespace delta::codegen {
+namespace {
+
+// Every function of runtime.h that generated code may call. Registering
+// them explicitly works whatever the linker kept of the static runtime and
+// needs no -rdynamic.
+llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
+  struct Entry {
+    const char* name;
+    void* address;
+  };
+  const Entry entries[] = {
+      {"delta_alloc", reinterpret_cast<void*>(&delta_alloc)},
+      {"delta_free", reinterpret_cast<void*>(&delta_free)},
+      {"delta_fail", reinterpret_cast<void*>(&delta_fail)},
+      {"delta_fail_format", reinterpret_cast<void*>(&delta_fail_format)},
+      {"delta_print_begin", reinterpret_cast<void*>(&delta_print_begin)},
+      {"delta_print_text", reinterpret_cast<void*>(&delta_print_text)},
+      {"delta_print_value", reinterpret_cast<void*>(&delta_print_value)},
+      {"delta_print_end", reinterpret_cast<void*>(&delta_print_end)},
+      {"delta_flush", reinterpret_cast<void*>(&delta_flush)},
+      {"delta_parallel_for", reinterpret_cast<void*>(&delta_parallel_for)},
+      {"delta_num_threads", reinterpret_cast<void*>(&delta_num_threads)},
+  };
+  llvm::orc::SymbolMap symbols;
+  for (const Entry& entry : entries)
+    symbols[jit.mangleAndIntern(entry.name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(entry.address),
+        llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  return symbols;
+}
+
+}  // namespace
+
+bool RunMain(const ir::Module& module, const CodegenOptions& options,
+             std::string& error) {
+  if (module.FindFunction("main") == nullptr) {
+    error = "the program has no `main` function";
+    return false;
+  }
+  // EmitLLVM targets the host CPU, as detectHost below does, so that the
+  // optimized module and the JIT agree on the data layout. It also
+  // registers the native target that LLJIT needs.
+  auto context = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvm_module =
+      EmitLLVM(module, *context, options);
+  auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machine_builder) {
+    error = llvm::toString(machine_builder.takeError());
+    return false;
+  }
+  machine_builder->setCodeGenOptLevel(
+      llvm::CodeGenOpt::getLevel(options.opt_level)
+          .value_or(llvm::CodeGenOptLevel::Default));
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*machine_builder))
+                 .create();
+  if (!jit) {
+    error = llvm::toString(jit.takeError());
+    return false;
+  }
+  llvm::orc::JITDylib& library = (*jit)->getMainJITDylib();
+  if (llvm::Error defined =
+          library.define(llvm::orc::absoluteSymbols(RuntimeSymbols(**jit)))) {
+    error = llvm::toString(std::move(defined));
+    return false;
+  }
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process) {
+    error = llvm::toString(process.takeError());
+    return false;
+  }
+  library.addGenerator(std::move(*process));
+
+  if (llvm::Error added = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
+          std::move(llvm_module), std::move(context)))) {
+    error = llvm::toString(std::move(added));
+    return false;
+  }
+  auto main = (*jit)->lookup(LlvmFunctionName("main"));
+  if (!main) {
+    error = llvm::toString(main.takeError());
+    return false;
+  }
+  main->toPtr<void (*)()>()();
+  delta_flush();
+  return true;
+}
+
+}  // namespace delta::codegen

@@ -1,0 +1,271 @@
+// Element math: what each elementwise op computes at one point, with the
+// floating-point and integer semantics of docs/internals/ir.md.
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/Support/ErrorHandling.h>
+
+#include "compiler/codegen/llvm/emitter.h"
+
+namespace delta::codegen {
+namespace {
+
+bool IsSignedInteger(ir::ElemKind kind) {
+  return kind == ir::ElemKind::I32 || kind == ir::ElemKind::I64 ||
+         kind == ir::ElemKind::Index;
+}
+
+}  // namespace
+
+llvm::Value* FunctionEmitter::CallIntrinsic(llvm::Intrinsic::ID id,
+                                            llvm::Value* x, llvm::Value* y) {
+  return y == nullptr ? builder_.CreateUnaryIntrinsic(id, x)
+                      : builder_.CreateBinaryIntrinsic(id, x, y);
+}
+
+llvm::Value* FunctionEmitter::EmitConst(const ir::Op& op) {
+  ir::ElemKind elem = op.results[0]->type.elem;
+  llvm::Type* type = RegisterType(elem);
+  if (ir::IsFloat(elem)) return llvm::ConstantFP::get(type, op.float_value);
+  if (elem == ir::ElemKind::Bool) return builder_.getInt1(op.int_value != 0);
+  return llvm::ConstantInt::get(type, static_cast<uint64_t>(op.int_value),
+                                /*IsSigned=*/true);
+}
+
+llvm::Value* FunctionEmitter::EmitConvert(llvm::Value* x, ir::ElemKind from,
+                                          ir::ElemKind to) {
+  llvm::Type* type = RegisterType(to);
+  if (x->getType() == type) return x;
+  bool from_float = ir::IsFloat(from);
+  bool to_float = ir::IsFloat(to);
+  if (from_float && to_float) return builder_.CreateFPCast(x, type);
+  if (to == ir::ElemKind::Bool)
+    return from_float ? builder_.CreateFCmpUNE(
+                            x, llvm::ConstantFP::get(x->getType(), 0.0))
+                      : builder_.CreateICmpNE(
+                            x, llvm::ConstantInt::get(x->getType(), 0));
+  if (to_float)
+    return from == ir::ElemKind::Bool ? builder_.CreateUIToFP(x, type)
+                                      : builder_.CreateSIToFP(x, type);
+  if (from_float) {
+    // Truncates and saturates; NaN becomes 0 (docs/internals/ir.md).
+    return builder_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat,
+                                    {type, x->getType()}, {x});
+  }
+  return from == ir::ElemKind::Bool ? builder_.CreateZExt(x, type)
+                                    : builder_.CreateSExtOrTrunc(x, type);
+}
+
+llvm::Value* FunctionEmitter::EmitUnaryScalar(const ir::Op& op,
+                                              llvm::Value* x) {
+  ir::ElemKind elem = op.operands[0]->type.elem;
+  if (op.kind == ir::OpKind::Convert)
+    return EmitConvert(x, elem, op.results[0]->type.elem);
+  if (op.kind == ir::OpKind::Not) return builder_.CreateNot(x);
+  if (ir::IsFloat(elem)) return EmitFloatMath(op.kind, x);
+  llvm::Type* type = x->getType();
+  switch (op.kind) {
+    case ir::OpKind::Neg:
+      return builder_.CreateNeg(x);  // wraps: no nsw
+    case ir::OpKind::Abs:
+      return CallIntrinsic(llvm::Intrinsic::abs, x, builder_.getFalse());
+    case ir::OpKind::Floor:
+    case ir::OpKind::Ceil:
+      return x;
+    case ir::OpKind::Relu:
+      return builder_.CreateSelect(
+          builder_.CreateICmpSGT(x, llvm::ConstantInt::get(type, 0)), x,
+          llvm::ConstantInt::get(type, 0));
+    default:
+      // Sema applies float math to floats only; any other is done in f64.
+      return EmitConvert(
+          EmitFloatMath(op.kind, EmitConvert(x, elem, ir::ElemKind::F64)),
+          ir::ElemKind::F64, elem);
+  }
+}
+
+llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  bool is_f32 = type->isFloatTy();
+  auto libm = [&](const char* f32_name, const char* f64_name) {
+    llvm::FunctionCallee callee = module_.module->getOrInsertFunction(
+        is_f32 ? f32_name : f64_name,
+        llvm::FunctionType::get(type, {type}, false));
+    auto* function = llvm::cast<llvm::Function>(callee.getCallee());
+    function->addFnAttr(llvm::Attribute::NoUnwind);
+    function->addFnAttr(llvm::Attribute::WillReturn);
+    function->setMemoryEffects(llvm::MemoryEffects::none());
+    return builder_.CreateCall(callee, {x});
+  };
+  switch (kind) {
+    case ir::OpKind::Neg:
+      return builder_.CreateFNeg(x);
+    case ir::OpKind::Exp:
+      return CallIntrinsic(llvm::Intrinsic::exp, x);
+    case ir::OpKind::Log:
+      return CallIntrinsic(llvm::Intrinsic::log, x);
+    case ir::OpKind::Sin:
+      return CallIntrinsic(llvm::Intrinsic::sin, x);
+    case ir::OpKind::Cos:
+      return CallIntrinsic(llvm::Intrinsic::cos, x);
+    case ir::OpKind::Tan:
+      return libm("tanf", "tan");
+    case ir::OpKind::Tanh:
+      return libm("tanhf", "tanh");
+    case ir::OpKind::Sqrt:
+      return CallIntrinsic(llvm::Intrinsic::sqrt, x);
+    case ir::OpKind::Abs:
+      return CallIntrinsic(llvm::Intrinsic::fabs, x);
+    case ir::OpKind::Floor:
+      return CallIntrinsic(llvm::Intrinsic::floor, x);
+    case ir::OpKind::Ceil:
+      return CallIntrinsic(llvm::Intrinsic::ceil, x);
+    case ir::OpKind::Sigmoid: {
+      llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
+      llvm::Value* e =
+          CallIntrinsic(llvm::Intrinsic::exp, builder_.CreateFNeg(x));
+      return builder_.CreateFDiv(one, builder_.CreateFAdd(one, e));
+    }
+    case ir::OpKind::Relu: {
+      llvm::Value* zero = llvm::ConstantFP::get(type, 0.0);
+      return builder_.CreateSelect(builder_.CreateFCmpOGT(x, zero), x, zero);
+    }
+    default:
+      llvm::report_fatal_error("codegen: not a unary op: " +
+                               ir::OpMnemonic(kind));
+  }
+}
+
+llvm::Value* FunctionEmitter::EmitBinaryScalar(const ir::Op& op, llvm::Value* a,
+                                               llvm::Value* b) {
+  ir::ElemKind elem = op.operands[0]->type.elem;
+  bool is_float = ir::IsFloat(elem);
+  llvm::Type* type = a->getType();
+  switch (op.kind) {
+    case ir::OpKind::Add:
+      return is_float ? builder_.CreateFAdd(a, b) : builder_.CreateAdd(a, b);
+    case ir::OpKind::Sub:
+      return is_float ? builder_.CreateFSub(a, b) : builder_.CreateSub(a, b);
+    case ir::OpKind::Mul:
+      return is_float ? builder_.CreateFMul(a, b) : builder_.CreateMul(a, b);
+    case ir::OpKind::Div:
+    case ir::OpKind::Rem: {
+      bool is_div = op.kind == ir::OpKind::Div;
+      if (is_float)
+        return is_div ? builder_.CreateFDiv(a, b) : builder_.CreateFRem(a, b);
+      if (elem == ir::ElemKind::Bool) return is_div ? a : builder_.getFalse();
+      llvm::Value* zero = llvm::ConstantInt::get(type, 0);
+      // The interpreter's message, for `%` too.
+      EmitCheck(builder_.CreateICmpNE(b, zero), op.loc,
+                "integer division by zero");
+      // MIN / -1 overflows (undefined in LLVM); it wraps to MIN, and
+      // MIN % -1 is 0. Dividing by 1 instead keeps the division defined.
+      llvm::Value* minus_one = builder_.CreateICmpEQ(
+          b, llvm::ConstantInt::get(type, static_cast<uint64_t>(-1), true));
+      llvm::Value* divisor =
+          builder_.CreateSelect(minus_one, llvm::ConstantInt::get(type, 1), b);
+      if (is_div)
+        return builder_.CreateSelect(minus_one, builder_.CreateNeg(a),
+                                     builder_.CreateSDiv(a, divisor));
+      return builder_.CreateSelect(minus_one, zero,
+                                   builder_.CreateSRem(a, divisor));
+    }
+    case ir::OpKind::Pow: {
+      if (is_float) return CallIntrinsic(llvm::Intrinsic::pow, a, b);
+      llvm::Value* wide_a = EmitConvert(a, elem, ir::ElemKind::F64);
+      llvm::Value* wide_b = EmitConvert(b, elem, ir::ElemKind::F64);
+      return EmitConvert(CallIntrinsic(llvm::Intrinsic::pow, wide_a, wide_b),
+                         ir::ElemKind::F64, elem);
+    }
+    case ir::OpKind::Max:
+    case ir::OpKind::Min:
+      return ReduceCombine(op.kind == ir::OpKind::Max ? ir::ReduceKind::Max
+                                                      : ir::ReduceKind::Min,
+                           elem, a, b);
+    case ir::OpKind::Eq:
+      return is_float ? builder_.CreateFCmpOEQ(a, b)
+                      : builder_.CreateICmpEQ(a, b);
+    case ir::OpKind::Ne:
+      return is_float ? builder_.CreateFCmpUNE(a, b)
+                      : builder_.CreateICmpNE(a, b);
+    case ir::OpKind::Lt:
+      return is_float                ? builder_.CreateFCmpOLT(a, b)
+             : IsSignedInteger(elem) ? builder_.CreateICmpSLT(a, b)
+                                     : builder_.CreateICmpULT(a, b);
+    case ir::OpKind::Le:
+      return is_float                ? builder_.CreateFCmpOLE(a, b)
+             : IsSignedInteger(elem) ? builder_.CreateICmpSLE(a, b)
+                                     : builder_.CreateICmpULE(a, b);
+    case ir::OpKind::Gt:
+      return is_float                ? builder_.CreateFCmpOGT(a, b)
+             : IsSignedInteger(elem) ? builder_.CreateICmpSGT(a, b)
+                                     : builder_.CreateICmpUGT(a, b);
+    case ir::OpKind::Ge:
+      return is_float                ? builder_.CreateFCmpOGE(a, b)
+             : IsSignedInteger(elem) ? builder_.CreateICmpSGE(a, b)
+                                     : builder_.CreateICmpUGE(a, b);
+    case ir::OpKind::And:
+      return builder_.CreateAnd(a, b);
+    case ir::OpKind::Or:
+      return builder_.CreateOr(a, b);
+    default:
+      llvm::report_fatal_error("codegen: not a binary op: " +
+                               ir::OpMnemonic(op.kind));
+  }
+}
+
+llvm::Value* FunctionEmitter::ReduceIdentity(ir::ReduceKind kind,
+                                             ir::ElemKind elem) {
+  llvm::Type* type = RegisterType(elem);
+  bool is_float = ir::IsFloat(elem);
+  switch (kind) {
+    case ir::ReduceKind::Sum:
+      return is_float ? llvm::ConstantFP::get(type, 0.0)
+                      : llvm::ConstantInt::get(type, 0);
+    case ir::ReduceKind::Prod:
+      return is_float ? llvm::ConstantFP::get(type, 1.0)
+                      : llvm::ConstantInt::get(type, 1);
+    case ir::ReduceKind::Max:
+    case ir::ReduceKind::Argmax:
+      if (is_float) return llvm::ConstantFP::getInfinity(type, true);
+      if (elem == ir::ElemKind::Bool) return builder_.getFalse();
+      return llvm::ConstantInt::get(
+          type, llvm::APInt::getSignedMinValue(type->getIntegerBitWidth()));
+    case ir::ReduceKind::Min:
+    case ir::ReduceKind::Argmin:
+      if (is_float) return llvm::ConstantFP::getInfinity(type, false);
+      if (elem == ir::ElemKind::Bool) return builder_.getTrue();
+      return llvm::ConstantInt::get(
+          type, llvm::APInt::getSignedMaxValue(type->getIntegerBitWidth()));
+  }
+  return llvm::Constant::getNullValue(type);
+}
+
+llvm::Value* FunctionEmitter::ReduceCombine(ir::ReduceKind kind,
+                                            ir::ElemKind elem, llvm::Value* acc,
+                                            llvm::Value* x) {
+  bool is_float = ir::IsFloat(elem);
+  bool is_bool = elem == ir::ElemKind::Bool;
+  switch (kind) {
+    case ir::ReduceKind::Sum:
+      if (is_bool) return builder_.CreateOr(acc, x);
+      return is_float ? builder_.CreateFAdd(acc, x)
+                      : builder_.CreateAdd(acc, x);
+    case ir::ReduceKind::Prod:
+      if (is_bool) return builder_.CreateAnd(acc, x);
+      return is_float ? builder_.CreateFMul(acc, x)
+                      : builder_.CreateMul(acc, x);
+    case ir::ReduceKind::Max:
+    case ir::ReduceKind::Argmax:
+      // llvm.maximum propagates NaN, as max must (language.md section 5).
+      if (is_float) return CallIntrinsic(llvm::Intrinsic::maximum, acc, x);
+      return CallIntrinsic(
+          is_bool ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, acc, x);
+    case ir::ReduceKind::Min:
+    case ir::ReduceKind::Argmin:
+      if (is_float) return CallIntrinsic(llvm::Intrinsic::minimum, acc, x);
+      return CallIntrinsic(
+          is_bool ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, acc, x);
+  }
+  return acc;
+}
+
+}  // namespace delta::codegen

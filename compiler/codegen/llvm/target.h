@@ -1,0 +1,23 @@
+// The host target: a TargetMachine for the CPU dlc runs on, and LLVM's
+// standard optimization pipeline, shared by EmitLLVM, the JIT and objects.
+#pragma once
+
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+#include <string>
+
+namespace delta::codegen {
+
+// A TargetMachine for the host CPU and its features (AVX-512 where the
+// machine has it), position-independent code. Null with `error` set if
+// LLVM has no target for the host.
+std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
+    int opt_level, std::string& error);
+
+// Runs the default module pipeline (PassBuilder) at -O`opt_level`.
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
+                    int opt_level);
+
+}  // namespace delta::codegen
