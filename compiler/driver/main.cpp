@@ -45,6 +45,12 @@ constexpr PlannedCommand kPlannedCommands[] = {
 // A crash is a compiler bug; the user still gets status 1 and a stack trace
 // rather than a signal. Sanitizer and fuzzing builds keep the signal so that
 // tests notice, and so does DLC_KEEP_CRASH_SIGNALS=1 (set by lit).
+#ifdef DELTA_KEEP_CRASH_SIGNALS
+constexpr bool kKeepCrashSignals = true;
+#else
+constexpr bool kKeepCrashSignals = false;
+#endif
+
 void ExitAfterCrash(void* /*cookie*/) {
   constexpr char kMessage[] =
       "dlc: internal compiler error; please report it with the input file\n";
@@ -58,13 +64,12 @@ void InstallCrashHandlers(const char* argv0) {
   // Writing to a closed pipe (`dlc check --types f.dl | head`) must not kill
   // dlc with SIGPIPE; the failed write is noticed at exit instead.
   std::signal(SIGPIPE, SIG_IGN);
-#ifndef DELTA_KEEP_CRASH_SIGNALS
-  if (llvm::sys::Process::GetEnv("DLC_KEEP_CRASH_SIGNALS")) return;
+  if (kKeepCrashSignals ||
+      llvm::sys::Process::GetEnv("DLC_KEEP_CRASH_SIGNALS")) {
+    return;
+  }
   llvm::sys::PrintStackTraceOnErrorSignal(argv0);
   llvm::sys::AddSignalHandler(ExitAfterCrash, nullptr);
-#else
-  (void)argv0;
-#endif
 }
 
 void AddIfDirectory(const std::string& dir, std::vector<std::string>& dirs) {
@@ -166,9 +171,9 @@ int Main(int argc, char** argv) {
 
   RunCommandOptions run;
   CLI::App* run_command = app.add_subcommand(
-      "run", "Compile `main` (JIT) and run it: dlc run [--interp] FILE [ARGS...]");
-  run_command->add_option("file", run.input, "The .dl file to run")
-      ->required();
+      "run",
+      "Compile `main` (JIT) and run it: dlc run [--interp] FILE [ARGS...]");
+  run_command->add_option("file", run.input, "The .dl file to run")->required();
   run_command->add_option("args", run.args, "Arguments for the program");
   run_command->add_flag("--interp", run.interpret,
                         "Run with the IR interpreter instead of native code");
@@ -259,13 +264,13 @@ int Main(int argc, char** argv) {
     status = Run(run, llvm::outs(), llvm::errs());
   } else if (build_command->parsed()) {
     build.common = ToCommonOptions(build_spellings, argv[0]);
-    build.emit = build_lib         ? Emit::Library
-                 : emit == "ir"    ? Emit::Ir
-                 : emit == "llvm"  ? Emit::Llvm
-                 : emit == "asm"   ? Emit::Asm
-                 : emit == "obj"   ? Emit::Obj
-                 : emit == "ptx"   ? Emit::Ptx
-                                   : Emit::Executable;
+    build.emit = build_lib        ? Emit::Library
+                 : emit == "ir"   ? Emit::Ir
+                 : emit == "llvm" ? Emit::Llvm
+                 : emit == "asm"  ? Emit::Asm
+                 : emit == "obj"  ? Emit::Obj
+                 : emit == "ptx"  ? Emit::Ptx
+                                  : Emit::Executable;
     status = Build(build, llvm::outs(), llvm::errs());
   } else {
     check.common = ToCommonOptions(check_spellings, argv[0]);
