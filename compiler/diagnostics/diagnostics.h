@@ -2,12 +2,12 @@
 // rendered as text (file:line:col, source line, caret) or as JSON lines.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <string>
+#include <vector>
 
 #include "compiler/base/span.h"
 
@@ -26,7 +26,7 @@ llvm::StringRef DiagName(DiagKind kind);
 Severity DiagSeverity(DiagKind kind);
 
 struct FixIt {
-  Span span;             // the text to replace (empty span: insert)
+  Span span;  // the text to replace (empty span: insert)
   std::string replacement;
 };
 
@@ -78,7 +78,8 @@ class DiagnosticEngine {
                    DiagFormat format = DiagFormat::Text, bool color = false);
 
   DiagBuilder Report(DiagKind kind, Span span, std::string message) {
-    return DiagBuilder(this, Diagnostic{kind, span, std::move(message), {}, {}});
+    return DiagBuilder(this,
+                       Diagnostic{kind, span, std::move(message), {}, {}});
   }
 
   void Emit(const Diagnostic& diagnostic);

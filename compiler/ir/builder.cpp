@@ -153,7 +153,7 @@ Value* Builder::Gather(Value* x, const std::vector<Value*>& indices) {
 }
 
 Value* Builder::ScatterAdd(Value* values, const std::vector<Value*>& indices,
-                          const Type& target) {
+                           const Type& target) {
   std::vector<Value*> operands = {values};
   operands.insert(operands.end(), indices.begin(), indices.end());
   return Create(OpKind::ScatterAdd, std::move(operands), {target})->result();

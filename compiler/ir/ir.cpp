@@ -32,33 +32,43 @@ llvm::StringRef OpMnemonic(OpKind kind) {
   return "?";
 }
 
-bool IsElementwiseUnary(OpKind kind) {
-  return ClassOf(kind) == OpClass::Unary;
-}
+bool IsElementwiseUnary(OpKind kind) { return ClassOf(kind) == OpClass::Unary; }
 bool IsElementwiseBinary(OpKind kind) {
   return ClassOf(kind) == OpClass::Binary;
 }
 
 llvm::StringRef ElemName(ElemKind kind) {
   switch (kind) {
-    case ElemKind::F32: return "f32";
-    case ElemKind::F64: return "f64";
-    case ElemKind::I32: return "i32";
-    case ElemKind::I64: return "i64";
-    case ElemKind::Bool: return "bool";
-    case ElemKind::Index: return "index";
+    case ElemKind::F32:
+      return "f32";
+    case ElemKind::F64:
+      return "f64";
+    case ElemKind::I32:
+      return "i32";
+    case ElemKind::I64:
+      return "i64";
+    case ElemKind::Bool:
+      return "bool";
+    case ElemKind::Index:
+      return "index";
   }
   return "?";
 }
 
 llvm::StringRef ReduceName(ReduceKind kind) {
   switch (kind) {
-    case ReduceKind::Sum: return "sum";
-    case ReduceKind::Prod: return "prod";
-    case ReduceKind::Max: return "max";
-    case ReduceKind::Min: return "min";
-    case ReduceKind::Argmax: return "argmax";
-    case ReduceKind::Argmin: return "argmin";
+    case ReduceKind::Sum:
+      return "sum";
+    case ReduceKind::Prod:
+      return "prod";
+    case ReduceKind::Max:
+      return "max";
+    case ReduceKind::Min:
+      return "min";
+    case ReduceKind::Argmax:
+      return "argmax";
+    case ReduceKind::Argmin:
+      return "argmin";
   }
   return "?";
 }
@@ -85,8 +95,7 @@ int DimList::IndexOf(const Dim* dim) const {
 
 void DimList::Insert(const Dim* dim) {
   if (Contains(dim)) return;
-  dims_.insert(std::upper_bound(dims_.begin(), dims_.end(), dim, ByOrder),
-               dim);
+  dims_.insert(std::upper_bound(dims_.begin(), dims_.end(), dim, ByOrder), dim);
 }
 
 DimList DimList::Union(const DimList& other) const {

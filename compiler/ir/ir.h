@@ -3,14 +3,14 @@
 // and returns this IR; see docs/internals/ir.md for the design.
 #pragma once
 
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/StringRef.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <llvm/ADT/ArrayRef.h>
-#include <llvm/ADT/StringRef.h>
 
 namespace delta::ir {
 
@@ -107,10 +107,10 @@ struct Loc {
 class Value {
  public:
   Type type;
-  Op* def = nullptr;        // null for block arguments
-  Block* block = nullptr;   // the block whose argument this is
-  unsigned index = 0;       // result or argument position
-  std::string name;         // a hint for printing (the user's name)
+  Op* def = nullptr;       // null for block arguments
+  Block* block = nullptr;  // the block whose argument this is
+  unsigned index = 0;      // result or argument position
+  std::string name;        // a hint for printing (the user's name)
 };
 
 enum class ReduceKind { Sum, Prod, Max, Min, Argmax, Argmin };
@@ -191,8 +191,7 @@ class Function {
   Module* module = nullptr;
 
   Value* NewValue(Type type, std::string name = "");
-  Dim* NewDim(std::string name, std::optional<int64_t> constant,
-              Value* size);
+  Dim* NewDim(std::string name, std::optional<int64_t> constant, Value* size);
 
  private:
   std::vector<std::unique_ptr<Value>> values_;

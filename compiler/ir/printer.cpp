@@ -2,9 +2,9 @@
 // function in order of definition.
 #include "compiler/ir/printer.h"
 
-#include <charconv>
-
 #include <llvm/ADT/DenseMap.h>
+
+#include <charconv>
 
 namespace delta::ir {
 namespace {
@@ -95,8 +95,8 @@ class Printer {
         break;
       case OpKind::Const:
         if (IsFloat(op.results[0]->type.elem)) {
-          out_ << " " << ShortestFloat(op.float_value,
-                                       op.results[0]->type.elem);
+          out_ << " "
+               << ShortestFloat(op.float_value, op.results[0]->type.elem);
         } else if (op.results[0]->type.elem == ElemKind::Bool) {
           out_ << (op.int_value ? " true" : " false");
         } else {

@@ -26,8 +26,7 @@ class Verifier {
       Fail("body does not end with return");
     } else if (last->operands.size() != function.result_types.size()) {
       Fail("returns " + std::to_string(last->operands.size()) +
-           " values, declared " +
-           std::to_string(function.result_types.size()));
+           " values, declared " + std::to_string(function.result_types.size()));
     } else {
       for (size_t i = 0; i < last->operands.size(); ++i)
         if (last->operands[i]->type != function.result_types[i])
@@ -202,8 +201,7 @@ class Verifier {
         }
         for (size_t i = 0; i < all.size(); ++i)
           if (body.args[i]->type.index_dim != all[i])
-            Fail("fused reduce arguments are indices in canonical order",
-                 &op);
+            Fail("fused reduce arguments are indices in canonical order", &op);
         const ir::Op* yield = Yield(body);
         if (!yield || yield->operands.size() != 1 ||
             !yield->operands[0]->type.IsScalar())
@@ -338,8 +336,7 @@ class Verifier {
 
 std::vector<std::string> Verify(const Module& module) {
   Verifier verifier;
-  for (const auto& function : module.functions)
-    verifier.Function(*function);
+  for (const auto& function : module.functions) verifier.Function(*function);
   return verifier.errors;
 }
 

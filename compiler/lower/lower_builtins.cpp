@@ -7,19 +7,32 @@ namespace {
 ir::OpKind UnaryKind(sema::Builtin builtin) {
   using B = sema::Builtin;
   switch (builtin) {
-    case B::Exp: return ir::OpKind::Exp;
-    case B::Log: return ir::OpKind::Log;
-    case B::Sin: return ir::OpKind::Sin;
-    case B::Cos: return ir::OpKind::Cos;
-    case B::Tan: return ir::OpKind::Tan;
-    case B::Tanh: return ir::OpKind::Tanh;
-    case B::Sqrt: return ir::OpKind::Sqrt;
-    case B::Abs: return ir::OpKind::Abs;
-    case B::Floor: return ir::OpKind::Floor;
-    case B::Ceil: return ir::OpKind::Ceil;
-    case B::Sigmoid: return ir::OpKind::Sigmoid;
-    case B::Relu: return ir::OpKind::Relu;
-    default: return ir::OpKind::Neg;
+    case B::Exp:
+      return ir::OpKind::Exp;
+    case B::Log:
+      return ir::OpKind::Log;
+    case B::Sin:
+      return ir::OpKind::Sin;
+    case B::Cos:
+      return ir::OpKind::Cos;
+    case B::Tan:
+      return ir::OpKind::Tan;
+    case B::Tanh:
+      return ir::OpKind::Tanh;
+    case B::Sqrt:
+      return ir::OpKind::Sqrt;
+    case B::Abs:
+      return ir::OpKind::Abs;
+    case B::Floor:
+      return ir::OpKind::Floor;
+    case B::Ceil:
+      return ir::OpKind::Ceil;
+    case B::Sigmoid:
+      return ir::OpKind::Sigmoid;
+    case B::Relu:
+      return ir::OpKind::Relu;
+    default:
+      return ir::OpKind::Neg;
   }
 }
 
@@ -28,13 +41,20 @@ std::optional<ir::ReduceKind> ReduceKindOf(sema::Builtin builtin) {
   switch (builtin) {
     case B::Sum:
     case B::Mean:
-    case B::Dot: return ir::ReduceKind::Sum;
-    case B::Prod: return ir::ReduceKind::Prod;
-    case B::Max: return ir::ReduceKind::Max;
-    case B::Min: return ir::ReduceKind::Min;
-    case B::Argmax: return ir::ReduceKind::Argmax;
-    case B::Argmin: return ir::ReduceKind::Argmin;
-    default: return std::nullopt;
+    case B::Dot:
+      return ir::ReduceKind::Sum;
+    case B::Prod:
+      return ir::ReduceKind::Prod;
+    case B::Max:
+      return ir::ReduceKind::Max;
+    case B::Min:
+      return ir::ReduceKind::Min;
+    case B::Argmax:
+      return ir::ReduceKind::Argmax;
+    case B::Argmin:
+      return ir::ReduceKind::Argmin;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -60,13 +80,23 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
     return dims;
   };
   switch (builtin) {
-    case B::Exp: case B::Log: case B::Sin: case B::Cos: case B::Tan:
-    case B::Tanh: case B::Sqrt: case B::Abs: case B::Floor: case B::Ceil:
-    case B::Sigmoid: case B::Relu: {
+    case B::Exp:
+    case B::Log:
+    case B::Sin:
+    case B::Cos:
+    case B::Tan:
+    case B::Tanh:
+    case B::Sqrt:
+    case B::Abs:
+    case B::Floor:
+    case B::Ceil:
+    case B::Sigmoid:
+    case B::Relu: {
       Leaves x = arg(0);
       SetLoc(call->span);
       Leaves result;
-      for (ir::Value* leaf : x) result.push_back(b.Unary(UnaryKind(builtin), leaf));
+      for (ir::Value* leaf : x)
+        result.push_back(b.Unary(UnaryKind(builtin), leaf));
       return result;
     }
     case B::Pow: {

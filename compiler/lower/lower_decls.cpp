@@ -31,8 +31,7 @@ void Lowerer::Unsupported(Span span, const std::string& what) {
 
 // --- Types -------------------------------------------------------------------
 
-const ir::Dim* Lowerer::DimOf(const sema::DimInfo* dim,
-                              const DimSubst* subst) {
+const ir::Dim* Lowerer::DimOf(const sema::DimInfo* dim, const DimSubst* subst) {
   if (subst)
     if (auto it = subst->find(dim); it != subst->end()) return it->second;
   if (auto it = local_dims_.find(dim); it != local_dims_.end())
@@ -62,11 +61,21 @@ ir::Type Lowerer::LeafType(const sema::Type* leaf, const DimSubst* subst) {
       break;
     case sema::Type::Kind::Scalar:
       switch (leaf->scalar) {
-        case sema::ScalarKind::F32: type.elem = ir::ElemKind::F32; break;
-        case sema::ScalarKind::F64: type.elem = ir::ElemKind::F64; break;
-        case sema::ScalarKind::I32: type.elem = ir::ElemKind::I32; break;
-        case sema::ScalarKind::I64: type.elem = ir::ElemKind::I64; break;
-        case sema::ScalarKind::Bool: type.elem = ir::ElemKind::Bool; break;
+        case sema::ScalarKind::F32:
+          type.elem = ir::ElemKind::F32;
+          break;
+        case sema::ScalarKind::F64:
+          type.elem = ir::ElemKind::F64;
+          break;
+        case sema::ScalarKind::I32:
+          type.elem = ir::ElemKind::I32;
+          break;
+        case sema::ScalarKind::I64:
+          type.elem = ir::ElemKind::I64;
+          break;
+        case sema::ScalarKind::Bool:
+          type.elem = ir::ElemKind::Bool;
+          break;
       }
       break;
     default:
@@ -215,8 +224,8 @@ ir::Function* Lowerer::ModuleLetFunction(const sema::Symbol* symbol) {
   const ast::LetDecl* decl = symbol->module_let;
   auto it = let_functions_.find(symbol);
   if (it != let_functions_.end()) return it->second;
-  ir::Function* function = module_->AddFunction(
-      "let." + QualifiedName(symbol->owner, symbol->name));
+  ir::Function* function =
+      module_->AddFunction("let." + QualifiedName(symbol->owner, symbol->name));
   let_functions_[symbol] = function;
   function->result_types = Flatten(symbol->type);
   worklist_.push_back([this, symbol, decl, function]() {

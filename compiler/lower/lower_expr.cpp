@@ -33,20 +33,34 @@ size_t CountLeaves(const sema::Type* type) {
 ir::OpKind BinaryOpKind(ast::BinaryOp op) {
   using Op = ast::BinaryOp;
   switch (op) {
-    case Op::Add: return ir::OpKind::Add;
-    case Op::Sub: return ir::OpKind::Sub;
-    case Op::Mul: return ir::OpKind::Mul;
-    case Op::Div: return ir::OpKind::Div;
-    case Op::Rem: return ir::OpKind::Rem;
-    case Op::Pow: return ir::OpKind::Pow;
-    case Op::Eq: return ir::OpKind::Eq;
-    case Op::Ne: return ir::OpKind::Ne;
-    case Op::Lt: return ir::OpKind::Lt;
-    case Op::Le: return ir::OpKind::Le;
-    case Op::Gt: return ir::OpKind::Gt;
-    case Op::Ge: return ir::OpKind::Ge;
-    case Op::And: return ir::OpKind::And;
-    case Op::Or: return ir::OpKind::Or;
+    case Op::Add:
+      return ir::OpKind::Add;
+    case Op::Sub:
+      return ir::OpKind::Sub;
+    case Op::Mul:
+      return ir::OpKind::Mul;
+    case Op::Div:
+      return ir::OpKind::Div;
+    case Op::Rem:
+      return ir::OpKind::Rem;
+    case Op::Pow:
+      return ir::OpKind::Pow;
+    case Op::Eq:
+      return ir::OpKind::Eq;
+    case Op::Ne:
+      return ir::OpKind::Ne;
+    case Op::Lt:
+      return ir::OpKind::Lt;
+    case Op::Le:
+      return ir::OpKind::Le;
+    case Op::Gt:
+      return ir::OpKind::Gt;
+    case Op::Ge:
+      return ir::OpKind::Ge;
+    case Op::And:
+      return ir::OpKind::And;
+    case Op::Or:
+      return ir::OpKind::Or;
   }
   return ir::OpKind::Add;
 }
@@ -80,10 +94,10 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
       auto* lit = llvm::cast<ast::FloatLitExpr>(expr);
       ir::Type type = LeafType(expr->type);
       // Round the written digits once, to the literal's own type.
-      double value = type.elem == ir::ElemKind::F32
-                         ? static_cast<double>(
-                               std::strtof(lit->text.c_str(), nullptr))
-                         : std::strtod(lit->text.c_str(), nullptr);
+      double value =
+          type.elem == ir::ElemKind::F32
+              ? static_cast<double>(std::strtof(lit->text.c_str(), nullptr))
+              : std::strtod(lit->text.c_str(), nullptr);
       return {b.FloatConst(type.elem, value)};
     }
     case ast::Expr::Kind::BoolLit:
@@ -103,16 +117,16 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
       auto* unary = llvm::cast<ast::UnaryExpr>(expr);
       Leaves operand = Expr(unary->operand);
       SetLoc(expr->span);
-      ir::OpKind kind = unary->op == ast::UnaryOp::Neg ? ir::OpKind::Neg
-                                                      : ir::OpKind::Not;
+      ir::OpKind kind =
+          unary->op == ast::UnaryOp::Neg ? ir::OpKind::Neg : ir::OpKind::Not;
       Leaves result;
       for (ir::Value* leaf : operand) result.push_back(b.Unary(kind, leaf));
       return result;
     }
     case ast::Expr::Kind::Binary: {
       auto* binary = llvm::cast<ast::BinaryExpr>(expr);
-      bool logic = binary->op == ast::BinaryOp::And ||
-                   binary->op == ast::BinaryOp::Or;
+      bool logic =
+          binary->op == ast::BinaryOp::And || binary->op == ast::BinaryOp::Or;
       if (logic && expr->type->dims.empty()) {
         // Scalar && and || short-circuit: the right side runs only if needed.
         ir::Value* lhs = Expr(binary->lhs).front();
@@ -357,9 +371,8 @@ Leaves Lowerer::CallCallable(const sema::Callable* callable,
   ir::Builder& b = *builder_;
   DimSubst sizes;
   if (const sema::Signature* signature = SignatureOf(callable))
-    for (size_t k = 0; k < signature->size_params.size() &&
-                       k < info->size_args.size();
-         ++k)
+    for (size_t k = 0;
+         k < signature->size_params.size() && k < info->size_args.size(); ++k)
       sizes[signature->size_params[k]] = DimOf(info->size_args[k]);
   ir::DimList lift = DimsOf(info->lift_dims);
   if (lift.empty()) return CallUnlifted(callable, args, arg_types, sizes, span);
@@ -445,7 +458,8 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
     case sema::Callable::Kind::Lambda: {
       const ast::LambdaExpr* lambda = callable->lambda;
       for (size_t i = 0; i < lambda->params.size() && i < args.size(); ++i)
-        if (lambda->params[i].symbol) values_[lambda->params[i].symbol] = args[i];
+        if (lambda->params[i].symbol)
+          values_[lambda->params[i].symbol] = args[i];
       return Expr(lambda->body);
     }
     case sema::Callable::Kind::Vmap: {

@@ -150,8 +150,8 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
       if (!symbol || symbol->kind != sema::Symbol::Kind::Value ||
           symbol->module_let || Within(symbol->span, lambda->lambda->span) ||
           !values_.count(symbol) ||
-          std::find(wrapped.captures.begin(), wrapped.captures.end(),
-                    symbol) != wrapped.captures.end())
+          std::find(wrapped.captures.begin(), wrapped.captures.end(), symbol) !=
+              wrapped.captures.end())
         return;
       wrapped.captures.push_back(symbol);
     });
@@ -164,8 +164,8 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
             });
 
   // The function: size parameters, the signature's parameters, captures.
-  ir::Function* function = module_->AddFunction(
-      "lambda." + std::to_string(wrapped_.size()));
+  ir::Function* function =
+      module_->AddFunction("lambda." + std::to_string(wrapped_.size()));
   wrapped.function = function;
   DimSubst dims;
   auto add_size = [&](const sema::DimInfo* dim) {
@@ -190,8 +190,8 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
   for (size_t i = 0; i < signature->params.size(); ++i) {
     Leaves leaves;
     for (ir::Type type : Flatten(signature->params[i], &dims))
-      leaves.push_back(add_param(std::move(type),
-                                 signature->param_names[i].str()));
+      leaves.push_back(
+          add_param(std::move(type), signature->param_names[i].str()));
     args.push_back(std::move(leaves));
   }
   std::vector<Leaves> capture_params;
@@ -237,9 +237,9 @@ std::vector<ir::Value*> Lowerer::CaptureOperands(const Wrapped& wrapped) {
   return operands;
 }
 
-std::vector<const ir::Dim*> Lowerer::WrappedDims(
-    const Wrapped& wrapped, const sema::Callable* callable,
-    const DimSubst& sizes) {
+std::vector<const ir::Dim*> Lowerer::WrappedDims(const Wrapped& wrapped,
+                                                 const sema::Callable* callable,
+                                                 const DimSubst& sizes) {
   std::vector<const ir::Dim*> dims;
   if (const sema::Signature* signature = SignatureOf(callable))
     for (const sema::DimInfo* param : signature->size_params) {
@@ -305,8 +305,8 @@ Leaves Lowerer::CallDerivative(ir::Function* derived,
 }
 
 Leaves Lowerer::CallGrad(const sema::Callable* grad,
-                         const std::vector<Leaves>& args,
-                         const DimSubst& sizes, Span span) {
+                         const std::vector<Leaves>& args, const DimSubst& sizes,
+                         Span span) {
   const sema::Callable* inner = grad->inner;
   Wrapped wrapped = WrapCallable(inner, span);
   if (!wrapped.function) return {};
@@ -314,15 +314,14 @@ Leaves Lowerer::CallGrad(const sema::Callable* grad,
   const sema::Signature* signature = SignatureOf(inner);
   std::vector<bool> wrt;
   for (size_t i = 0; i < signature->params.size(); ++i) {
-    bool wanted = std::find(grad->wrt.begin(), grad->wrt.end(), i) !=
-                  grad->wrt.end();
+    bool wanted =
+        std::find(grad->wrt.begin(), grad->wrt.end(), i) != grad->wrt.end();
     size_t count = Flatten(signature->params[i], &sizes).size();
     wrt.insert(wrt.end(), count, wanted);
   }
   wrt.resize(wrapped.function->params.size(), false);
-  ir::Function* derived =
-      DerivativeOf(wrapped.function, ir::Derivative::Mode::Gradient, wrt,
-                   grad->with_value);
+  ir::Function* derived = DerivativeOf(
+      wrapped.function, ir::Derivative::Mode::Gradient, wrt, grad->with_value);
   std::vector<ir::Value*> operands;
   for (const Leaves& arg : args)
     operands.insert(operands.end(), arg.begin(), arg.end());
@@ -356,8 +355,7 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
                                  sema::Builtin builtin) {
   const sema::CallInfo* info = call->info;
   const sema::Type* f_type = call->args[0].value->type;
-  if (!info || !f_type || f_type->kind != sema::Type::Kind::Function)
-    return {};
+  if (!info || !f_type || f_type->kind != sema::Type::Kind::Function) return {};
   if (!info->lift_dims.empty()) {
     Unsupported(call->span, "a lifted jvp or vjp");
     return {};
@@ -365,9 +363,8 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
   const sema::Callable* f = f_type->callable;
   DimSubst sizes;
   if (const sema::Signature* signature = SignatureOf(f))
-    for (size_t k = 0; k < signature->size_params.size() &&
-                       k < info->size_args.size();
-         ++k)
+    for (size_t k = 0;
+         k < signature->size_params.size() && k < info->size_args.size(); ++k)
       sizes[signature->size_params[k]] = DimOf(info->size_args[k]);
   Wrapped wrapped = WrapCallable(f, call->span);
   if (!wrapped.function) return {};
@@ -384,8 +381,8 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
     for (ir::Value* value : captured)
       if (ir::IsFloat(value->type.elem))
         operands.push_back(Const(value->type, 0.0));
-    ir::Function* derived = DerivativeOf(
-        wrapped.function, ir::Derivative::Mode::Jvp, {}, false);
+    ir::Function* derived =
+        DerivativeOf(wrapped.function, ir::Derivative::Mode::Jvp, {}, false);
     return CallDerivative(derived, operands, dims);
   }
   // vjp(f, x…): the primal values now; the pullback remembers the arguments.

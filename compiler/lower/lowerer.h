@@ -2,13 +2,13 @@
 // statements), lower_expr.cpp (expressions) and lower_builtins.cpp.
 #pragma once
 
+#include <llvm/ADT/DenseMap.h>
+
 #include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <llvm/ADT/DenseMap.h>
 
 #include "compiler/diagnostics/diagnostics.h"
 #include "compiler/ir/builder.h"

@@ -201,8 +201,8 @@ const Type* BuiltinChecker::CheckUnaryMath() {
       return types_.Error();
     }
   } else if (!RequireFloatLeaf(checker_, kind)) {
-    Fail(Arg(0)->span, std::string("`") + name_ +
-                           "` needs floats, found " + checker_.TypeString(x) +
+    Fail(Arg(0)->span, std::string("`") + name_ + "` needs floats, found " +
+                           checker_.TypeString(x) +
                            "; convert with f32(…) or f64(…)");
     return types_.Error();
   }
@@ -240,15 +240,15 @@ const Type* BuiltinChecker::CheckReduction() {
   if (x->IsError()) return x;
   if (x->IsLeaf()) {
     const Type* kind = types_.WithDims(x, {});
-    bool ok = kind->kind != Type::Kind::Index &&
-              !kind->IsScalarOf(ScalarKind::Bool);
+    bool ok =
+        kind->kind != Type::Kind::Index && !kind->IsScalarOf(ScalarKind::Bool);
     if (ok && builtin_ == Builtin::Mean) ok = RequireFloatLeaf(checker_, kind);
     if (!ok) {
-      Fail(Arg(0)->span, std::string("`") + name_ + "` cannot reduce " +
-                             checker_.TypeString(x) +
-                             (builtin_ == Builtin::Mean
-                                  ? "; convert it to a float first"
-                                  : ""));
+      Fail(Arg(0)->span,
+           std::string("`") + name_ + "` cannot reduce " +
+               checker_.TypeString(x) +
+               (builtin_ == Builtin::Mean ? "; convert it to a float first"
+                                          : ""));
       return types_.Error();
     }
   } else if (!checker_.IsFloatValued(x) && builtin_ == Builtin::Mean) {
@@ -273,8 +273,8 @@ const Type* BuiltinChecker::CheckArgReduction() {
     return types_.Error();
   }
   if (!x->dims.Contains(dim)) {
-    Fail(Arg(1)->span, checker_.TypeString(x) + " has no dim `" +
-                           dim->name.str() + "`");
+    Fail(Arg(1)->span,
+         checker_.TypeString(x) + " has no dim `" + dim->name.str() + "`");
     return types_.Error();
   }
   DimSet rest = x->dims;
@@ -318,9 +318,8 @@ const Type* BuiltinChecker::CheckCumsum() {
   if (!x->IsLeaf() || x->kind == Type::Kind::Index ||
       types_.WithDims(x, {})->IsScalarOf(ScalarKind::Bool) ||
       !x->dims.Contains(dim)) {
-    Fail(Arg(0)->span, "`cumsum` needs numbers over dim `" +
-                           dim->name.str() + "`, found " +
-                           checker_.TypeString(x));
+    Fail(Arg(0)->span, "`cumsum` needs numbers over dim `" + dim->name.str() +
+                           "`, found " + checker_.TypeString(x));
     return types_.Error();
   }
   Record({});
@@ -337,8 +336,9 @@ const Type* BuiltinChecker::CheckReduce() {
     return types_.Error();
   dim_args_.push_back(dim);
   if (f->kind != Type::Kind::Function) {
-    Fail(Arg(0)->span, "the first argument of `reduce` is a function, e.g. "
-                       "|a, b| a + b");
+    Fail(Arg(0)->span,
+         "the first argument of `reduce` is a function, e.g. "
+         "|a, b| a + b");
     return types_.Error();
   }
   if (!x->IsLeaf() || !x->dims.Contains(dim)) {
@@ -348,10 +348,11 @@ const Type* BuiltinChecker::CheckReduce() {
   }
   if (!init->IsLeaf() || !init->dims.empty() ||
       !UnifyLeafKinds(checker_, init, types_.WithDims(x, {}))) {
-    Fail(Arg(1)->span, "`reduce`'s init must be a scalar of the array's "
-                       "element type " +
-                           checker_.TypeString(types_.WithDims(x, {})) +
-                           ", found " + checker_.TypeString(init));
+    Fail(Arg(1)->span,
+         "`reduce`'s init must be a scalar of the array's "
+         "element type " +
+             checker_.TypeString(types_.WithDims(x, {})) + ", found " +
+             checker_.TypeString(init));
     return types_.Error();
   }
   const Type* element = checker_.Resolve(types_.WithDims(x, {}));
@@ -385,9 +386,9 @@ const Type* BuiltinChecker::CheckWhere() {
     const Type* kind = UnifyLeafKinds(checker_, types_.WithDims(a, {}),
                                       types_.WithDims(b, {}));
     if (!kind) {
-      Fail(call_->span, "the arms of `where` differ: " +
-                            checker_.TypeString(a) + " and " +
-                            checker_.TypeString(b));
+      Fail(call_->span,
+           "the arms of `where` differ: " + checker_.TypeString(a) + " and " +
+               checker_.TypeString(b));
       return types_.Error();
     }
     DimSet dims = c->dims.Union(a->dims).Union(b->dims);
@@ -409,8 +410,8 @@ const Type* BuiltinChecker::CheckRename() {
   if (!from || !to || x->IsError()) return types_.Error();
   dim_args_ = {from, to};
   if (checker_.AllDims(x).Contains(to) && from != to) {
-    Fail(Arg(2)->span, checker_.TypeString(x) + " already has dim `" +
-                           to->name.str() + "`");
+    Fail(Arg(2)->span,
+         checker_.TypeString(x) + " already has dim `" + to->name.str() + "`");
     return types_.Error();
   }
   if (from->constant_size && to->constant_size &&
@@ -463,15 +464,16 @@ const Type* BuiltinChecker::CheckConversion(ScalarKind target) {
   const Type* x = Value(0);
   if (x->IsError()) return x;
   if (is_literal && x->kind == Type::Kind::LitVar) {
-    if (!checker_.literals().Bind(x->var, target))
-      checker_.EndStatement(first);
+    if (!checker_.literals().Bind(x->var, target)) checker_.EndStatement(first);
   } else {
     checker_.EndStatement(first);
   }
   x = checker_.Resolve(x);
   if (!x->IsLeaf()) {
-    Fail(Arg(0)->span, std::string("`") + name_ + "` converts numbers, "
-                           "bools and indices, not " + checker_.TypeString(x));
+    Fail(Arg(0)->span, std::string("`") + name_ +
+                           "` converts numbers, "
+                           "bools and indices, not " +
+                           checker_.TypeString(x));
     return types_.Error();
   }
   Record(x->dims);
@@ -499,11 +501,10 @@ const Type* BuiltinChecker::CheckPrint() {
 
 const Type* BuiltinChecker::Check() {
   for (ast::Arg& arg : call_->args) {
-    bool allowed = (arg.label && arg.label->name == "wrt" &&
-                    (builtin_ == Builtin::Grad ||
-                     builtin_ == Builtin::ValueAndGrad)) ||
-                   (arg.label && arg.label->name == "over" &&
-                    builtin_ == Builtin::Vmap);
+    bool allowed =
+        (arg.label && arg.label->name == "wrt" &&
+         (builtin_ == Builtin::Grad || builtin_ == Builtin::ValueAndGrad)) ||
+        (arg.label && arg.label->name == "over" && builtin_ == Builtin::Vmap);
     if (arg.label && !allowed) {
       checker_.Error(DiagKind::UnknownLabel, arg.label->span,
                      std::string("`") + name_ + "` takes no argument `" +
@@ -517,20 +518,33 @@ const Type* BuiltinChecker::Check() {
     case Builtin::Pow:
       if (!ExpectArgs(2, 2, "pow(a, b)")) return CheckAllArgs();
       return CheckBinaryMath();
-    case Builtin::Where: return CheckWhere();
+    case Builtin::Where:
+      return CheckWhere();
     case Builtin::Argmax:
-    case Builtin::Argmin: return CheckArgReduction();
-    case Builtin::Dot: return CheckDot();
-    case Builtin::Cumsum: return CheckCumsum();
-    case Builtin::Reduce: return CheckReduce();
-    case Builtin::Rename: return CheckRename();
-    case Builtin::Broadcast: return CheckBroadcast();
-    case Builtin::Size: return CheckSize();
-    case Builtin::ToF32: return CheckConversion(ScalarKind::F32);
-    case Builtin::ToF64: return CheckConversion(ScalarKind::F64);
-    case Builtin::ToI32: return CheckConversion(ScalarKind::I32);
-    case Builtin::ToI64: return CheckConversion(ScalarKind::I64);
-    case Builtin::Print: return CheckPrint();
+    case Builtin::Argmin:
+      return CheckArgReduction();
+    case Builtin::Dot:
+      return CheckDot();
+    case Builtin::Cumsum:
+      return CheckCumsum();
+    case Builtin::Reduce:
+      return CheckReduce();
+    case Builtin::Rename:
+      return CheckRename();
+    case Builtin::Broadcast:
+      return CheckBroadcast();
+    case Builtin::Size:
+      return CheckSize();
+    case Builtin::ToF32:
+      return CheckConversion(ScalarKind::F32);
+    case Builtin::ToF64:
+      return CheckConversion(ScalarKind::F64);
+    case Builtin::ToI32:
+      return CheckConversion(ScalarKind::I32);
+    case Builtin::ToI64:
+      return CheckConversion(ScalarKind::I64);
+    case Builtin::Print:
+      return CheckPrint();
     case Builtin::StopGradient: {
       if (!ExpectArgs(1, 1, "stop_gradient(x)")) return CheckAllArgs();
       const Type* x = Value(0);

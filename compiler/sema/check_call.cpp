@@ -66,8 +66,8 @@ const Signature* Checker::LambdaSignature(
     Span use) {
   ast::LambdaExpr* lambda = callable->lambda;
   auto signature = std::make_unique<Signature>();
-  bool annotated = llvm::all_of(lambda->params,
-                                [](const ast::Param& p) { return p.type; });
+  bool annotated =
+      llvm::all_of(lambda->params, [](const ast::Param& p) { return p.type; });
   if (!annotated) {
     if (!arg_types) {
       Error(DiagKind::BadBuiltinUse, use,
@@ -90,16 +90,15 @@ const Signature* Checker::LambdaSignature(
   context.in_main = callable->lambda_in_main;
   for (size_t i = 0; i < lambda->params.size(); ++i) {
     ast::Param& param = lambda->params[i];
-    const Type* type = param.type
-                           ? ResolveTypeExpr(param.type, context.scope)
-                           : Resolve((*arg_types)[i]);
+    const Type* type = param.type ? ResolveTypeExpr(param.type, context.scope)
+                                  : Resolve((*arg_types)[i]);
     if (ContainsFunction(type)) {
       Error(DiagKind::FunctionValueMisuse, param.span,
             "a lambda parameter cannot be a function");
       type = types().Error();
     }
-    Symbol* symbol = NewSymbol(Symbol::Kind::Value, param.name.name,
-                               param.name.span);
+    Symbol* symbol =
+        NewSymbol(Symbol::Kind::Value, param.name.name, param.name.span);
     symbol->type = type;
     Record(&symbol->type);
     param.symbol = symbol;
@@ -157,8 +156,8 @@ const Signature* Checker::DerivedSignature(
           DimSet dims = AllDims(Resolve(arg));
           dims.Erase(over);
           const Type* resolved = Resolve(arg);
-          stripped.push_back(resolved->IsLeaf() || resolved->kind ==
-                                                       Type::Kind::Struct
+          stripped.push_back(resolved->IsLeaf() ||
+                                     resolved->kind == Type::Kind::Struct
                                  ? types().WithDims(resolved,
                                                     [&] {
                                                       DimSet d = resolved->dims;
@@ -203,9 +202,11 @@ const Signature* Checker::DerivedSignature(
       } else if (!result->IsError() && !result->IsScalarOf(ScalarKind::F32) &&
                  !result->IsScalarOf(ScalarKind::F64)) {
         Error(DiagKind::GradNotScalar, use,
-              CallableName(callable) + " needs a function whose result is a "
-              "float scalar; `" + CallableName(callable->inner) +
-                  "` returns " + TypeString(result) +
+              CallableName(callable) +
+                  " needs a function whose result is a "
+                  "float scalar; `" +
+                  CallableName(callable->inner) + "` returns " +
+                  TypeString(result) +
                   (result->kind == Type::Kind::Scalar && !result->dims.empty()
                        ? "; reduce it first, e.g. with sum(…)"
                        : ""));
@@ -224,9 +225,8 @@ const Signature* Checker::DerivedSignature(
         }
         gradients.push_back(Tangent(param));
       }
-      const Type* gradient = callable->wrt_is_tuple
-                                 ? types().Tuple(gradients)
-                                 : gradients.front();
+      const Type* gradient =
+          callable->wrt_is_tuple ? types().Tuple(gradients) : gradients.front();
       *signature = *inner;
       signature->result = callable->with_value
                               ? types().Tuple({inner->result, gradient})
@@ -287,8 +287,8 @@ const Type* Checker::ApplySignature(const Signature& signature,
                                     const std::vector<Span>& arg_spans,
                                     const std::vector<ast::Expr*>& arg_exprs,
                                     const DimMap& explicit_bindings,
-                                    llvm::StringRef callee_name,
-                                    Span call_span, CallInfo* info) {
+                                    llvm::StringRef callee_name, Span call_span,
+                                    CallInfo* info) {
   std::string name = callee_name.str();
   if (arg_types.size() != signature.params.size()) {
     Error(DiagKind::ArgCount, call_span,
@@ -314,7 +314,8 @@ const Type* Checker::ApplySignature(const Signature& signature,
       if (param->kind == Type::Kind::Index) {
         if (arg->kind != Type::Kind::Index) return false;
         if (is_size_param(param->index_dim)) {
-          auto [it, inserted] = forced.emplace(param->index_dim, arg->index_dim);
+          auto [it, inserted] =
+              forced.emplace(param->index_dim, arg->index_dim);
           if (!inserted && it->second != arg->index_dim) return false;
         } else if (param->index_dim != arg->index_dim) {
           return false;
@@ -360,8 +361,8 @@ const Type* Checker::ApplySignature(const Signature& signature,
             "argument " + std::to_string(i + 1) + " of `" + name +
                 "`: expected " + TypeString(param) + ", found " +
                 TypeString(arg_types[i]))
-          .Note(call_span, "`" + name + "` has type " +
-                               SignatureString(signature));
+          .Note(call_span,
+                "`" + name + "` has type " + SignatureString(signature));
       failed = true;
     }
   }
@@ -443,8 +444,7 @@ const Type* Checker::ApplySignature(const Signature& signature,
         seen[pair.arg] = true;
       } else if (candidate.extra[pair.arg] != extra) {
         failure_span = arg_spans[pair.arg];
-        last_failure = "the parts of argument " +
-                       std::to_string(pair.arg + 1) +
+        last_failure = "the parts of argument " + std::to_string(pair.arg + 1) +
                        " carry different extra dims, so it is not its "
                        "parameter's type lifted over extra dims";
         return;
@@ -456,11 +456,10 @@ const Type* Checker::ApplySignature(const Signature& signature,
       if (candidate.extra[i].Intersects(bound) ||
           candidate.extra[i].Intersects(result_dims)) {
         failure_span = arg_spans[i];
-        last_failure = "argument " + std::to_string(i + 1) +
-                       " would be lifted over " +
-                       DimString(candidate.extra[i].Intersect(
-                           bound.Union(result_dims))) +
-                       ", a dim that the call itself uses";
+        last_failure =
+            "argument " + std::to_string(i + 1) + " would be lifted over " +
+            DimString(candidate.extra[i].Intersect(bound.Union(result_dims))) +
+            ", a dim that the call itself uses";
         return;
       }
     }
@@ -505,19 +504,18 @@ const Type* Checker::ApplySignature(const Signature& signature,
       listed += (i ? (i + 1 == options.size() ? " or " : ", ") : "") +
                 ("`" + options[i] + "`");
     auto diag = Error(DiagKind::AmbiguousLifting, call_span,
-                      "ambiguous lifting of `" + name +
-                          "`: size parameter `" + param->name.str() +
-                          "` could be " + listed + "; bind it by name: " +
-                          name + "[" + param->name.str() + ": " +
-                          options.back() + "](…)");
+                      "ambiguous lifting of `" + name + "`: size parameter `" +
+                          param->name.str() + "` could be " + listed +
+                          "; bind it by name: " + name + "[" +
+                          param->name.str() + ": " + options.back() + "](…)");
     for (const Candidate& c : candidates) {
       DimSet lift;
       for (const DimSet& extra : c.extra) lift = lift.Union(extra);
-      diag.Note(call_span, "with " + param->name.str() + " = " +
-                               c.binding.at(param)->name.str() +
-                               (lift.empty() ? std::string(", no lifting")
-                                             : ", lifted over " +
-                                                   DimString(lift)));
+      diag.Note(call_span,
+                "with " + param->name.str() + " = " +
+                    c.binding.at(param)->name.str() +
+                    (lift.empty() ? std::string(", no lifting")
+                                  : ", lifted over " + DimString(lift)));
     }
     return types().Error();
   }

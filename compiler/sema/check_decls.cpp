@@ -1,11 +1,11 @@
 // Modules and declarations: loading files and imports, collecting top-level
 // names, checking signatures and bodies, and the whole-module rules.
-#include <functional>
-
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
+
+#include <functional>
 
 #include "compiler/sema/checker.h"
 #include "compiler/syntax/parse.h"
@@ -50,8 +50,7 @@ Checker::Checker(Program& program, DiagnosticEngine& diags,
   }
 }
 
-Symbol* Checker::NewSymbol(Symbol::Kind kind, llvm::StringRef name,
-                           Span span) {
+Symbol* Checker::NewSymbol(Symbol::Kind kind, llvm::StringRef name, Span span) {
   Symbol& symbol = program_.symbols.emplace_back();
   symbol.kind = kind;
   symbol.name = name;
@@ -98,8 +97,8 @@ const Scope* Checker::Bind(const Scope* scope, Symbol* symbol,
       Error(DiagKind::ShadowsDim, symbol->span,
             "`" + symbol->name.str() +
                 "` would shadow a dim; dims and values share one namespace")
-          .Note(existing->span, "dim `" + symbol->name.str() +
-                                    "` is declared here");
+          .Note(existing->span,
+                "dim `" + symbol->name.str() + "` is declared here");
       return scope;
     }
   }
@@ -264,8 +263,8 @@ ModuleInfo* Checker::ResolveImport(ast::ImportDecl* decl,
   for (const std::string& candidate : candidates)
     searched += "\n  " + candidate;
   Error(DiagKind::ImportNotFound, decl->module.span,
-        "cannot find module `" + decl->module.name.str() + "`; looked for:" +
-            searched);
+        "cannot find module `" + decl->module.name.str() +
+            "`; looked for:" + searched);
   return nullptr;
 }
 
@@ -290,8 +289,8 @@ void Checker::CollectDecls(ModuleInfo* module) {
   };
   for (ast::Decl* decl : module->ast->decls) {
     if (auto* dim = llvm::dyn_cast<ast::DimDecl>(decl)) {
-      Symbol* symbol = NewSymbol(Symbol::Kind::Dim, dim->name.name,
-                                 dim->name.span);
+      Symbol* symbol =
+          NewSymbol(Symbol::Kind::Dim, dim->name.name, dim->name.span);
       DimInfo info;
       info.kind = DimInfo::Kind::Module;
       info.name = dim->name.name;
@@ -302,8 +301,7 @@ void Checker::CollectDecls(ModuleInfo* module) {
       dim->symbol = symbol;
       declare(symbol, decl);
     } else if (auto* struct_decl = llvm::dyn_cast<ast::StructDecl>(decl)) {
-      Symbol* symbol = NewSymbol(Symbol::Kind::Struct,
-                                 struct_decl->name.name,
+      Symbol* symbol = NewSymbol(Symbol::Kind::Struct, struct_decl->name.name,
                                  struct_decl->name.span);
       StructInfo& info = program_.structs.emplace_back();
       info.decl = struct_decl;
@@ -313,8 +311,8 @@ void Checker::CollectDecls(ModuleInfo* module) {
       struct_decl->symbol = symbol;
       declare(symbol, decl);
     } else if (auto* fn = llvm::dyn_cast<ast::FnDecl>(decl)) {
-      Symbol* symbol = NewSymbol(Symbol::Kind::Function, fn->name.name,
-                                 fn->name.span);
+      Symbol* symbol =
+          NewSymbol(Symbol::Kind::Function, fn->name.name, fn->name.span);
       FnInfo& info = program_.functions.emplace_back();
       info.decl = fn;
       info.module = module;
@@ -326,8 +324,8 @@ void Checker::CollectDecls(ModuleInfo* module) {
       std::vector<const Symbol*> bound;
       std::function<void(ast::Pattern*)> collect = [&](ast::Pattern* p) {
         if (p->kind == ast::Pattern::Kind::Name) {
-          Symbol* symbol = NewSymbol(Symbol::Kind::Value, p->name.name,
-                                     p->name.span);
+          Symbol* symbol =
+              NewSymbol(Symbol::Kind::Value, p->name.name, p->name.span);
           symbol->module_let = let;
           symbol->owner = module;
           p->symbol = symbol;
@@ -401,8 +399,8 @@ void Checker::CheckFnSignature(FnInfo* fn) {
     scope->Add(symbol);
   }
   for (ast::Param& param : decl->params) {
-    const Type* type = param.type ? ResolveTypeExpr(param.type, scope)
-                                  : types().Error();
+    const Type* type =
+        param.type ? ResolveTypeExpr(param.type, scope) : types().Error();
     signature.param_names.push_back(param.name.name);
     signature.params.push_back(type);
   }
@@ -421,8 +419,8 @@ void Checker::CheckFnBody(FnInfo* fn) {
   LitVarId first = StatementStart();
   for (size_t i = 0; i < decl->params.size(); ++i) {
     ast::Param& param = decl->params[i];
-    Symbol* symbol = NewSymbol(Symbol::Kind::Value, param.name.name,
-                               param.name.span);
+    Symbol* symbol =
+        NewSymbol(Symbol::Kind::Value, param.name.name, param.name.span);
     symbol->type = fn->signature.params[i];
     param.symbol = symbol;
     if (const Symbol* same = context.scope->LookupLocal(param.name.name);
@@ -437,8 +435,7 @@ void Checker::CheckFnBody(FnInfo* fn) {
   const Type* body = CheckBlock(decl->body, context);
   Span span = decl->body->result ? decl->body->result->span : decl->body->span;
   Expect(fn->signature.result, body, span,
-         "the result of `" + decl->name.name.str() + "`",
-         decl->body->result);
+         "the result of `" + decl->name.name.str() + "`", decl->body->result);
   EndStatement(first);
   ResolveRecorded();
 }
@@ -462,27 +459,27 @@ void Checker::CheckModuleLet(ast::LetDecl* decl, ModuleInfo* module) {
   }
   EndStatement(first);
   // The symbols exist already; give them their types.
-  std::function<void(ast::Pattern*, const Type*)> assign =
-      [&](ast::Pattern* p, const Type* t) {
-        t = Resolve(t);
-        p->type = t;
-        if (p->kind == ast::Pattern::Kind::Name && p->symbol) {
-          p->symbol->type = t;
-        } else if (p->kind == ast::Pattern::Kind::Tuple) {
-          if (t->kind != Type::Kind::Tuple ||
-              t->elements.size() != p->elements.size()) {
-            if (!t->IsError())
-              Error(DiagKind::PatternMismatch, p->span,
-                    "this pattern has " + std::to_string(p->elements.size()) +
-                        " elements but the value is " + TypeString(t));
-            for (ast::Pattern* element : p->elements)
-              assign(element, types().Error());
-            return;
-          }
-          for (size_t i = 0; i < p->elements.size(); ++i)
-            assign(p->elements[i], t->elements[i]);
-        }
-      };
+  std::function<void(ast::Pattern*, const Type*)> assign = [&](ast::Pattern* p,
+                                                               const Type* t) {
+    t = Resolve(t);
+    p->type = t;
+    if (p->kind == ast::Pattern::Kind::Name && p->symbol) {
+      p->symbol->type = t;
+    } else if (p->kind == ast::Pattern::Kind::Tuple) {
+      if (t->kind != Type::Kind::Tuple ||
+          t->elements.size() != p->elements.size()) {
+        if (!t->IsError())
+          Error(DiagKind::PatternMismatch, p->span,
+                "this pattern has " + std::to_string(p->elements.size()) +
+                    " elements but the value is " + TypeString(t));
+        for (ast::Pattern* element : p->elements)
+          assign(element, types().Error());
+        return;
+      }
+      for (size_t i = 0; i < p->elements.size(); ++i)
+        assign(p->elements[i], t->elements[i]);
+    }
+  };
   assign(decl->pattern, type);
   ResolveRecorded();
   lets_in_progress_.erase(decl);
@@ -568,7 +565,8 @@ void Checker::CheckModule(ModuleInfo* module) {
     if (auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
         name && module->scope->Lookup(name->name.name) &&
         module->scope->Lookup(name->name.name)->kind == Symbol::Kind::Dim) {
-      name->symbol = const_cast<Symbol*>(module->scope->Lookup(name->name.name));
+      name->symbol =
+          const_cast<Symbol*>(module->scope->Lookup(name->name.name));
       name->type = types().Scalar(ScalarKind::I64);
     } else {
       Expect(types().Scalar(ScalarKind::I64), CheckExpr(dim->size, context),
@@ -659,9 +657,8 @@ CheckResult CheckFile(llvm::StringRef path, llvm::SourceMgr& sources,
 CheckResult CheckSource(llvm::StringRef text, llvm::StringRef name,
                         llvm::SourceMgr& sources, DiagnosticEngine& diags,
                         const CheckOptions& options) {
-  return Run(sources, diags, options, [&](Checker& checker) {
-    return checker.LoadSource(text, name);
-  });
+  return Run(sources, diags, options,
+             [&](Checker& checker) { return checker.LoadSource(text, name); });
 }
 
 }  // namespace delta::sema

@@ -25,20 +25,34 @@ bool IsEquality(ast::BinaryOp op) {
 const char* OpSpelling(ast::BinaryOp op) {
   using Op = ast::BinaryOp;
   switch (op) {
-    case Op::Add: return "+";
-    case Op::Sub: return "-";
-    case Op::Mul: return "*";
-    case Op::Div: return "/";
-    case Op::Rem: return "%";
-    case Op::Pow: return "^";
-    case Op::Eq: return "==";
-    case Op::Ne: return "!=";
-    case Op::Lt: return "<";
-    case Op::Le: return "<=";
-    case Op::Gt: return ">";
-    case Op::Ge: return ">=";
-    case Op::And: return "&&";
-    case Op::Or: return "||";
+    case Op::Add:
+      return "+";
+    case Op::Sub:
+      return "-";
+    case Op::Mul:
+      return "*";
+    case Op::Div:
+      return "/";
+    case Op::Rem:
+      return "%";
+    case Op::Pow:
+      return "^";
+    case Op::Eq:
+      return "==";
+    case Op::Ne:
+      return "!=";
+    case Op::Lt:
+      return "<";
+    case Op::Le:
+      return "<=";
+    case Op::Gt:
+      return ">";
+    case Op::Ge:
+      return ">=";
+    case Op::And:
+      return "&&";
+    case Op::Or:
+      return "||";
   }
   return "?";
 }
@@ -46,8 +60,7 @@ const char* OpSpelling(ast::BinaryOp op) {
 }  // namespace
 
 // The element kind two leaves share once literals are solved, or null.
-const Type* UnifyLeafKinds(Checker& checker, const Type* a,
-                                  const Type* b) {
+const Type* UnifyLeafKinds(Checker& checker, const Type* a, const Type* b) {
   a = checker.Resolve(a);
   b = checker.Resolve(b);
   TypeContext& types = checker.types();
@@ -94,8 +107,8 @@ bool IsNumericLeaf(Checker& checker, const Type* kind) {
 }  // namespace
 
 // `a op b` on two leaves: lifted by name, dims combine by union.
-const Type* CombineLeaves(Checker& checker, ast::BinaryOp op,
-                                 const Type* a, const Type* b, Span span) {
+const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
+                          const Type* b, Span span) {
   const Type* kind = UnifyLeafKinds(checker, a, b);
   auto fail = [&](const std::string& why) {
     checker
@@ -129,8 +142,8 @@ const Type* CombineLeaves(Checker& checker, ast::BinaryOp op,
 }
 
 // Arithmetic on vector spaces (structs and tuples with float leaves).
-const Type* CombineValues(Checker& checker, ast::BinaryOp op,
-                                 const Type* a, const Type* b, Span span) {
+const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
+                          const Type* b, Span span) {
   a = checker.Resolve(a);
   b = checker.Resolve(b);
   TypeContext& types = checker.types();
@@ -160,9 +173,10 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op,
     const Type* other = a->kind == K::Tuple ? b : a;
     std::vector<const Type*> elements;
     for (const Type* element : tuple->elements)
-      elements.push_back(a->kind == K::Tuple
-                             ? CombineValues(checker, op, element, other, span)
-                             : CombineValues(checker, op, other, element, span));
+      elements.push_back(
+          a->kind == K::Tuple
+              ? CombineValues(checker, op, element, other, span)
+              : CombineValues(checker, op, other, element, span));
     return types.Tuple(std::move(elements));
   }
   if (a->kind == K::Struct && b->kind == K::Struct) {
@@ -176,8 +190,8 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op,
   const Type* leaf = a->kind == K::Struct ? b : a;
   if (!leaf->IsLeaf() || !checker.IsFloatValued(structure)) return fail();
   const Type* field_kind = checker.LeafKindOf(structure);
-  if (field_kind && !UnifyLeafKinds(checker, field_kind,
-                                    checker.types().WithDims(leaf, {})))
+  if (field_kind &&
+      !UnifyLeafKinds(checker, field_kind, checker.types().WithDims(leaf, {})))
     return fail();
   return checker.Lift(structure, leaf->dims, span);
 }
@@ -242,7 +256,8 @@ void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
   if (auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt)) {
     std::optional<int64_t> constant;
     auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
-    const Symbol* named = name ? context.scope->Lookup(name->name.name) : nullptr;
+    const Symbol* named =
+        name ? context.scope->Lookup(name->name.name) : nullptr;
     if (named && named->kind == Symbol::Kind::Dim) {
       name->symbol = const_cast<Symbol*>(named);
       name->type = types().Scalar(ScalarKind::I64);
@@ -258,8 +273,8 @@ void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
       Error(DiagKind::DimReusesName, dim->name.span,
             "dim `" + dim->name.name.str() +
                 "` reuses a name that is already visible")
-          .Note(existing->span, "`" + dim->name.name.str() +
-                                    "` is declared here");
+          .Note(existing->span,
+                "`" + dim->name.name.str() + "` is declared here");
       return;
     }
     DimInfo info;
@@ -267,8 +282,8 @@ void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
     info.name = dim->name.name;
     info.span = dim->name.span;
     if (constant && *constant >= 0) info.constant_size = constant;
-    Symbol* symbol = NewSymbol(Symbol::Kind::Dim, dim->name.name,
-                               dim->name.span);
+    Symbol* symbol =
+        NewSymbol(Symbol::Kind::Dim, dim->name.name, dim->name.span);
     symbol->dim = types().NewDim(info);
     dim->symbol = symbol;
     Scope* scope = NewScope(context.scope);
@@ -284,8 +299,8 @@ void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
 namespace {
 
 // Removes the indexed dims from every leaf of `type` and adds the index dims.
-const Type* IndexInto(Checker& checker, const Type* type,
-                      const DimSet& removed, const DimSet& added, Span span) {
+const Type* IndexInto(Checker& checker, const Type* type, const DimSet& removed,
+                      const DimSet& added, Span span) {
   TypeContext& types = checker.types();
   if (type->IsError()) return type;
   if (type->kind == Type::Kind::Tuple) {
@@ -347,11 +362,12 @@ static const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
       if (!param) {
         checker.Error(DiagKind::BadSizeBinding, entry.dim->span,
                       checker.CallableName(base->callable) +
-                          " has no size parameter `" +
-                          entry.dim->name.str() + "`");
+                          " has no size parameter `" + entry.dim->name.str() +
+                          "`");
         return types.Error();
       }
-      const DimInfo* dim = checker.ResolveDimName(dim_name->name, context.scope);
+      const DimInfo* dim =
+          checker.ResolveDimName(dim_name->name, context.scope);
       if (!dim) return types.Error();
       dim_name->type = types.Unit();
       bound->bindings.emplace_back(param, dim);
@@ -362,7 +378,8 @@ static const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
   DimSet removed;
   DimSet added;
   for (ast::IndexEntry& entry : index->entries) {
-    const Type* value = checker.Resolve(checker.CheckExpr(entry.value, context));
+    const Type* value =
+        checker.Resolve(checker.CheckExpr(entry.value, context));
     if (value->IsError()) return types.Error();
     const DimInfo* dim = nullptr;
     if (entry.dim) {
@@ -391,8 +408,7 @@ static const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
         checker.Error(DiagKind::ConstantIndexOutOfRange, entry.value->span,
                       "index " + std::to_string(literal->value) +
                           " is out of range for dim `" + dim->name.str() +
-                          "` of size " +
-                          std::to_string(*dim->constant_size) +
+                          "` of size " + std::to_string(*dim->constant_size) +
                           "; it will fail at run time");
       }
     } else {
@@ -439,8 +455,9 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
     return check_fields_only();
   }
   if (symbol->kind != Symbol::Kind::Struct) {
-    checker.Error(DiagKind::NotAType, lit->path.back().span,
-                  "`" + lit->path.back().name.str() + "` is not a struct")
+    checker
+        .Error(DiagKind::NotAType, lit->path.back().span,
+               "`" + lit->path.back().name.str() + "` is not a struct")
         .Note(symbol->span, "declared here");
     return check_fields_only();
   }
@@ -489,7 +506,8 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
     if (!by_field[i]) {
       checker.Error(DiagKind::MissingField, lit->span,
                     "struct literal leaves out field `" +
-                        info->field_names[i].str() + "`; give it, or start "
+                        info->field_names[i].str() +
+                        "`; give it, or start "
                         "from another value with `..base`");
       ok = false;
     }
@@ -500,17 +518,17 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
   constructor.size_params = info->size_params;
   constructor.param_names = info->field_names;
   constructor.params = info->field_types;
-  constructor.result = types.Struct(
-      info, std::vector<const DimInfo*>(info->size_params.begin(),
-                                        info->size_params.end()));
+  constructor.result =
+      types.Struct(info, std::vector<const DimInfo*>(info->size_params.begin(),
+                                                     info->size_params.end()));
   std::vector<const Type*> arg_types;
   std::vector<Span> arg_spans;
   for (ast::Expr* value : by_field) {
     arg_types.push_back(checker.CheckExpr(value, context));
     arg_spans.push_back(value->span);
   }
-  return checker.ApplySignature(constructor, arg_types, arg_spans, by_field,
-                                {}, info->decl->name.name, lit->span, nullptr);
+  return checker.ApplySignature(constructor, arg_types, arg_spans, by_field, {},
+                                info->decl->name.name, lit->span, nullptr);
 }
 
 static const Type* CheckLoop(Checker& checker, ast::LoopExpr* loop,
@@ -540,13 +558,13 @@ static const Type* CheckLoop(Checker& checker, ast::LoopExpr* loop,
                     "`loop … for i in D` iterates over a dim D or a range "
                     "lo..hi");
     }
-    checker.BindPattern(loop->iterator,
-                        dim ? types.Index(dim) : types.Error(), body_context);
+    checker.BindPattern(loop->iterator, dim ? types.Index(dim) : types.Error(),
+                        body_context);
   }
   checker.BindPattern(loop->state, state, body_context);
   if (loop->form == ast::LoopExpr::Form::While) {
-    const Type* condition = checker.Resolve(
-        checker.CheckExpr(loop->condition, body_context));
+    const Type* condition =
+        checker.Resolve(checker.CheckExpr(loop->condition, body_context));
     if (!condition->IsError() && !condition->IsScalarOf(ScalarKind::Bool))
       checker.Error(DiagKind::NotScalarBool, loop->condition->span,
                     "a while condition must be a scalar bool, found " +
@@ -770,8 +788,8 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
       break;
     }
     case ast::Expr::Kind::StructLit:
-      type = CheckStructLit(*this, llvm::cast<ast::StructLitExpr>(expr),
-                            context);
+      type =
+          CheckStructLit(*this, llvm::cast<ast::StructLitExpr>(expr), context);
       break;
     case ast::Expr::Kind::Block:
       type = CheckBlock(llvm::cast<ast::BlockExpr>(expr), context);
@@ -789,7 +807,8 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
         if (!Resolve(then_type)->IsUnit() && !then_type->IsError())
           Error(DiagKind::IfWithoutElse, if_expr->then_block->span,
                 "an if without else must not have a value; this branch has "
-                "type " + TypeString(then_type));
+                "type " +
+                    TypeString(then_type));
         type = types().Unit();
         break;
       }
@@ -847,8 +866,8 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
       callable->lambda_scope = context.scope;
       callable->lambda_owner = context.function;
       callable->lambda_in_main = context.in_main;
-      bool annotated = llvm::all_of(
-          lambda->params, [](const ast::Param& p) { return p.type; });
+      bool annotated = llvm::all_of(lambda->params,
+                                    [](const ast::Param& p) { return p.type; });
       if (annotated) GetSignature(callable, nullptr, lambda->span);
       type = FunctionType(callable);
       break;

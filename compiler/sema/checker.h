@@ -3,6 +3,10 @@
 // compiler/sema includes this header.
 #pragma once
 
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/StringMap.h>
+
 #include <deque>
 #include <map>
 #include <memory>
@@ -10,14 +14,10 @@
 #include <string>
 #include <vector>
 
-#include <llvm/ADT/DenseMap.h>
-#include <llvm/ADT/DenseSet.h>
-#include <llvm/ADT/StringMap.h>
-
 #include "compiler/diagnostics/diagnostics.h"
-#include "compiler/sema/sema.h"
 #include "compiler/sema/format_type.h"
 #include "compiler/sema/program.h"
+#include "compiler/sema/sema.h"
 #include "compiler/sema/symbols.h"
 #include "compiler/sema/types.h"
 #include "compiler/syntax/ast.h"
@@ -119,8 +119,7 @@ class Checker {
   const Type* CheckExpr(ast::Expr* expr, Context& context);
   const Type* CheckBlock(ast::BlockExpr* block, Context& context);
   void CheckStmt(ast::Stmt* stmt, Context& context);
-  void BindPattern(ast::Pattern* pattern, const Type* type,
-                   Context& context);
+  void BindPattern(ast::Pattern* pattern, const Type* type, Context& context);
   // Defaults flexible literals at the end of a statement.
   void EndStatement(LitVarId first_var) { literals_.DefaultFrom(first_var); }
   LitVarId StatementStart() const { return literals_.count(); }

@@ -44,8 +44,7 @@ class TypePrinter {
         if (it == module->let_symbols.end()) continue;
         for (const Symbol* symbol : it->second)
           out_ << "let " << symbol->name << ": "
-               << Type(symbol->type ? symbol->type
-                                    : program_.types.Error())
+               << Type(symbol->type ? symbol->type : program_.types.Error())
                << "\n";
       }
     }

@@ -3,9 +3,9 @@
 // reads it; nothing changes it after checking.
 #pragma once
 
-#include <deque>
-
 #include <llvm/Support/SourceMgr.h>
+
+#include <deque>
 
 #include "compiler/sema/symbols.h"
 #include "compiler/sema/types.h"

@@ -2,13 +2,13 @@
 // names and type-checks everything, leaving a fully typed AST.
 #pragma once
 
-#include <memory>
-#include <string>
-#include <vector>
-
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "compiler/diagnostics/diagnostics.h"
 

@@ -1,11 +1,11 @@
 // Unit tests of semantic analysis: the types of well-typed programs and the
 // diagnostics of ill-typed ones.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "compiler/sema/sema.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
-
-#include "compiler/sema/sema.h"
 
 namespace {
 
@@ -21,8 +21,8 @@ Checked Check(const std::string& source) {
   llvm::raw_string_ostream diag_stream(diagnostics);
   delta::DiagnosticEngine diags(sources, diag_stream);
   delta::sema::CheckOptions options;
-  auto result = delta::sema::CheckSource(source, "test.dl", sources, diags,
-                                         options);
+  auto result =
+      delta::sema::CheckSource(source, "test.dl", sources, diags, options);
   Checked checked;
   checked.ok = result.ok;
   llvm::raw_string_ostream types(checked.types);
@@ -49,8 +49,9 @@ export fn loss[n](w: f32[feat], x: f32[n, feat], y: f32[n]) -> f32 {
 )");
   INFO(c.diagnostics);
   CHECK(c.ok);
-  CHECK(Has(c.types, "export fn loss[n](w: f32[feat], x: f32[feat, n], "
-                     "y: f32[n]) -> f32"));
+  CHECK(Has(c.types,
+            "export fn loss[n](w: f32[feat], x: f32[feat, n], "
+            "y: f32[n]) -> f32"));
   CHECK(Has(c.types, "  let pred: f32[n]"));
 }
 
@@ -256,18 +257,18 @@ fn sq_vjp(x: f32, dy: f32) -> f32 { dy }
 TEST_CASE("errors: names, shadowing, print, recursion, grad") {
   CHECK(Has(Check("fn f() -> f32 { undefined_name }").diagnostics,
             "unknown name `undefined_name`"));
-  CHECK(Has(Check("dim n = 2;\nfn f(x: f32) -> f32 { let n = x; n }")
-                .diagnostics,
-            "[E0203]"));
-  CHECK(Has(Check("fn f(x: f32) -> f32 { print(x); x }").diagnostics,
-            "[E0408]"));
+  CHECK(
+      Has(Check("dim n = 2;\nfn f(x: f32) -> f32 { let n = x; n }").diagnostics,
+          "[E0203]"));
+  CHECK(
+      Has(Check("fn f(x: f32) -> f32 { print(x); x }").diagnostics, "[E0408]"));
   CHECK(Has(Check("fn f(x: f32) -> f32 { f(x) }").diagnostics, "[E0409]"));
   CHECK(Has(Check("dim n = 2;\nfn f(x: f32[n]) -> f32[n] { x }\n"
                   "fn main() { let g = grad(f); }")
                 .diagnostics,
             "[E0502]"));
-  CHECK(Has(Check("fn f(x: f32) -> f32 { x + 1.0f64 }").diagnostics,
-            "[E0304]"));
+  CHECK(
+      Has(Check("fn f(x: f32) -> f32 { x + 1.0f64 }").diagnostics, "[E0304]"));
   CHECK(Has(Check("fn f32(x: f32) -> f32 { x }").diagnostics,
             "`f32` is a built-in type name"));
 }

@@ -3,13 +3,13 @@
 // records for the later stages.
 #pragma once
 
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/StringMap.h>
+
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <llvm/ADT/DenseMap.h>
-#include <llvm/ADT/StringMap.h>
 
 #include "compiler/sema/types.h"
 #include "compiler/syntax/ast.h"
@@ -29,15 +29,15 @@ struct Symbol {
   enum class Kind { Dim, Value, Function, Struct, Module, Builtin };
   Kind kind = Kind::Value;
   llvm::StringRef name;
-  Span span;                          // the declaration
-  const DimInfo* dim = nullptr;       // Dim
-  const Type* type = nullptr;         // Value (may be a Function type)
-  FnInfo* fn = nullptr;               // Function
-  StructInfo* struct_info = nullptr;  // Struct
-  ModuleInfo* module = nullptr;       // Module
-  sema::Builtin builtin{};            // Builtin
-  ast::LetDecl* module_let = nullptr; // a module-level let, typed on demand
-  const ModuleInfo* owner = nullptr;  // the module that declares it
+  Span span;                           // the declaration
+  const DimInfo* dim = nullptr;        // Dim
+  const Type* type = nullptr;          // Value (may be a Function type)
+  FnInfo* fn = nullptr;                // Function
+  StructInfo* struct_info = nullptr;   // Struct
+  ModuleInfo* module = nullptr;        // Module
+  sema::Builtin builtin{};             // Builtin
+  ast::LetDecl* module_let = nullptr;  // a module-level let, typed on demand
+  const ModuleInfo* owner = nullptr;   // the module that declares it
 };
 
 // A scope is a persistent chain: adding a name makes a new scope whose parent
@@ -104,10 +104,10 @@ struct Callable {
   FnInfo* lambda_owner = nullptr;
   bool lambda_in_main = false;
   const Callable* inner = nullptr;
-  bool with_value = false;         // value_and_grad
-  std::vector<unsigned> wrt;       // Grad: differentiated parameters
-  bool wrt_is_tuple = false;       // `wrt: (p, q)` gives a tuple
-  const DimInfo* over = nullptr;   // Vmap
+  bool with_value = false;        // value_and_grad
+  std::vector<unsigned> wrt;      // Grad: differentiated parameters
+  bool wrt_is_tuple = false;      // `wrt: (p, q)` gives a tuple
+  const DimInfo* over = nullptr;  // Vmap
   std::vector<std::pair<const DimInfo*, const DimInfo*>> bindings;  // SizeBound
   // Known signature (Fn, Pullback, typed lambdas, or after first use).
   mutable std::unique_ptr<Signature> signature;

@@ -88,16 +88,16 @@ const Type* Checker::CheckTransform(Builtin builtin, ast::CallExpr* call,
       } else {
         if (names.empty()) {
           Error(DiagKind::NotDifferentiable, call->span,
-                "`" + CallableName(inner) + "` has no parameter to "
-                "differentiate");
+                "`" + CallableName(inner) +
+                    "` has no parameter to "
+                    "differentiate");
           return types().Error();
         }
         grad->wrt.push_back(0);
       }
       record();
       // Check the signature now when it does not depend on a call.
-      if (HasStaticSignature(grad) &&
-          !GetSignature(grad, nullptr, call->span))
+      if (HasStaticSignature(grad) && !GetSignature(grad, nullptr, call->span))
         return types().Error();
       return FunctionType(grad);
     }
@@ -198,9 +198,9 @@ const Type* Checker::CheckTransform(Builtin builtin, ast::CallExpr* call,
       pullback->signature->params = {Tangent(output)};
       std::vector<const Type*> cotangents;
       for (const Type* arg : arg_types) cotangents.push_back(Tangent(arg));
-      pullback->signature->result =
-          cotangents.size() == 1 ? cotangents.front()
-                                 : types().Tuple(cotangents);
+      pullback->signature->result = cotangents.size() == 1
+                                        ? cotangents.front()
+                                        : types().Tuple(cotangents);
       return types().Tuple({output, FunctionType(pullback)});
     }
     default:
@@ -260,7 +260,8 @@ void Checker::CheckCustomVjp(FnInfo* rule, const ast::Attribute& attribute,
   if (!ok) {
     Error(DiagKind::BadCustomVjp, rule->decl->name.span,
           "a @vjp rule for `" + target->name.name.str() + "` must have type " +
-              SignatureString(expected) + " (f's parameters, then y and dy; "
+              SignatureString(expected) +
+              " (f's parameters, then y and dy; "
               "it returns the parameters' cotangents), but `" +
               rule->decl->name.name.str() + "` has type " +
               SignatureString(actual));

@@ -152,16 +152,15 @@ void Checker::ReportMismatch(Span span, const Type* expected,
   const Type* actual_leaf = nullptr;
   std::string where = context.empty() ? "" : " (" + context.str() + ")";
   if (FindDimDifference(expected, actual, &expected_leaf, &actual_leaf)) {
-    std::string message = "dims differ: " + TypeString(expected) + " vs " +
-                          TypeString(actual);
+    std::string message =
+        "dims differ: " + TypeString(expected) + " vs " + TypeString(actual);
     DimSet missing = expected_leaf->dims.Minus(actual_leaf->dims);
     DimSet extra = actual_leaf->dims.Minus(expected_leaf->dims);
     if (missing.size() == 1 && extra.size() == 1) {
       std::string value = what ? SourceText(what->span) : "x";
       if (value.empty() || value.size() > 40) value = "x";
-      message += "; use rename(" + value + ", " +
-                 (*extra.begin())->name.str() + ", " +
-                 (*missing.begin())->name.str() + ")";
+      message += "; use rename(" + value + ", " + (*extra.begin())->name.str() +
+                 ", " + (*missing.begin())->name.str() + ")";
     }
     Error(DiagKind::DimsDiffer, span, message + where);
     return;
@@ -228,7 +227,8 @@ const Type* Checker::Substitute(const Type* type, const DimMap& map) {
     }
     case Type::Kind::Struct: {
       std::vector<const DimInfo*> args;
-      for (const DimInfo* arg : type->struct_args) args.push_back(subst_dim(arg));
+      for (const DimInfo* arg : type->struct_args)
+        args.push_back(subst_dim(arg));
       return types().Struct(type->struct_info, std::move(args),
                             subst_dims(type->dims));
     }
@@ -430,16 +430,18 @@ const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
         if (!info->size_params.empty()) {
           if (type_expr->brackets.empty() ||
               type_expr->brackets[0].size() != info->size_params.size()) {
-            Error(DiagKind::WrongTypeArgs, type_expr->span,
-                  "struct `" + head.name.str() + "` takes " +
-                      std::to_string(info->size_params.size()) +
-                      " size argument(s): " + info->decl->name.name.str() +
-                      "[" + [&] {
-                        std::string names;
-                        for (const DimInfo* p : info->size_params)
-                          names += (names.empty() ? "" : ", ") + p->name.str();
-                        return names;
-                      }() + "]");
+            Error(
+                DiagKind::WrongTypeArgs, type_expr->span,
+                "struct `" + head.name.str() + "` takes " +
+                    std::to_string(info->size_params.size()) +
+                    " size argument(s): " + info->decl->name.name.str() + "[" +
+                    [&] {
+                      std::string names;
+                      for (const DimInfo* p : info->size_params)
+                        names += (names.empty() ? "" : ", ") + p->name.str();
+                      return names;
+                    }() +
+                    "]");
             return type_expr->type = types().Error();
           }
           for (const ast::Ident& name : type_expr->brackets[0]) {

@@ -32,8 +32,7 @@ bool DimSet::Intersects(const DimSet& other) const {
 
 bool DimSet::Insert(const DimInfo* dim) {
   if (Contains(dim)) return false;
-  dims_.insert(std::upper_bound(dims_.begin(), dims_.end(), dim, ByOrder),
-               dim);
+  dims_.insert(std::upper_bound(dims_.begin(), dims_.end(), dim, ByOrder), dim);
   return true;
 }
 
@@ -63,11 +62,16 @@ DimSet DimSet::Intersect(const DimSet& other) const {
 
 llvm::StringRef ScalarName(ScalarKind kind) {
   switch (kind) {
-    case ScalarKind::F32: return "f32";
-    case ScalarKind::F64: return "f64";
-    case ScalarKind::I32: return "i32";
-    case ScalarKind::I64: return "i64";
-    case ScalarKind::Bool: return "bool";
+    case ScalarKind::F32:
+      return "f32";
+    case ScalarKind::F64:
+      return "f64";
+    case ScalarKind::I32:
+      return "i32";
+    case ScalarKind::I64:
+      return "i64";
+    case ScalarKind::Bool:
+      return "bool";
   }
   return "?";
 }
@@ -125,8 +129,7 @@ const Type* TypeContext::Tuple(std::vector<const Type*> elements) {
 }
 
 const Type* TypeContext::Struct(const StructInfo* info,
-                                std::vector<const DimInfo*> args,
-                                DimSet lift) {
+                                std::vector<const DimInfo*> args, DimSet lift) {
   Type type;
   type.kind = Type::Kind::Struct;
   type.struct_info = info;

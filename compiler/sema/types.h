@@ -2,16 +2,16 @@
 // tuples, structs, function values, and flexible literal types.
 #pragma once
 
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/raw_ostream.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <llvm/ADT/ArrayRef.h>
-#include <llvm/ADT/SmallVector.h>
-#include <llvm/ADT/StringRef.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include "compiler/base/span.h"
 
@@ -86,14 +86,14 @@ class Type {
   };
 
   Kind kind = Kind::Error;
-  ScalarKind scalar = ScalarKind::F32;   // Scalar
-  const DimInfo* index_dim = nullptr;    // Index
-  LitVarId var = 0;                      // LitVar
-  DimSet dims;                           // leaves: array dims; Struct: lift
-  std::vector<const Type*> elements;     // Tuple
-  const StructInfo* struct_info = nullptr;    // Struct
-  std::vector<const DimInfo*> struct_args;    // Struct: size arguments
-  const Callable* callable = nullptr;         // Function
+  ScalarKind scalar = ScalarKind::F32;      // Scalar
+  const DimInfo* index_dim = nullptr;       // Index
+  LitVarId var = 0;                         // LitVar
+  DimSet dims;                              // leaves: array dims; Struct: lift
+  std::vector<const Type*> elements;        // Tuple
+  const StructInfo* struct_info = nullptr;  // Struct
+  std::vector<const DimInfo*> struct_args;  // Struct: size arguments
+  const Callable* callable = nullptr;       // Function
 
   bool IsError() const { return kind == Kind::Error; }
   bool IsLeaf() const {

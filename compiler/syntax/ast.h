@@ -2,13 +2,13 @@
 // of source it came from; semantic analysis fills in the fields marked "sema".
 #pragma once
 
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Casting.h>
+
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <llvm/ADT/StringRef.h>
-#include <llvm/Support/Casting.h>
 
 #include "compiler/base/span.h"
 
@@ -76,10 +76,10 @@ class Pattern : public Node {
  public:
   enum class Kind { Name, Wildcard, Tuple };
   Kind kind = Kind::Name;
-  Ident name;                       // Name
-  std::vector<Pattern*> elements;   // Tuple
-  const sema::Type* type = nullptr; // sema
-  sema::Symbol* symbol = nullptr;   // sema (Name)
+  Ident name;                        // Name
+  std::vector<Pattern*> elements;    // Tuple
+  const sema::Type* type = nullptr;  // sema
+  sema::Symbol* symbol = nullptr;    // sema (Name)
 };
 
 // ---------------------------------------------------------------------------
@@ -158,9 +158,20 @@ class NameExpr : public Expr {
 
 enum class UnaryOp { Neg, Not };
 enum class BinaryOp {
-  Add, Sub, Mul, Div, Rem, Pow,
-  Eq, Ne, Lt, Le, Gt, Ge,
-  And, Or,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Pow,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
 };
 
 class UnaryExpr : public Expr {
@@ -275,7 +286,7 @@ class DimStmt : public Stmt {
   DimStmt() : Stmt(Kind::Dim) {}
   static bool classof(const Stmt* s) { return s->kind == Kind::Dim; }
   Ident name;
-  Expr* size = nullptr;  // an i64 expression or a bare dim name
+  Expr* size = nullptr;            // an i64 expression or a bare dim name
   sema::Symbol* symbol = nullptr;  // sema
 };
 
