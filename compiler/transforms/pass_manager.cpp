@@ -9,6 +9,7 @@
 
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/transforms/batch/demap.h"
 #include "compiler/transforms/opt/eliminate_common_subexpressions.h"
 #include "compiler/transforms/opt/eliminate_dead_code.h"
 #include "compiler/transforms/opt/fold_constants.h"
@@ -52,9 +53,15 @@ const PassInfo* FindPass(llvm::StringRef cli_name) {
 std::vector<const PassInfo*> PipelineFor(int opt_level) {
   if (opt_level <= 0) return {};
   std::vector<const PassInfo*> passes = {
-      &Pass("inline-calls"),        &Pass("simplify"),
-      &Pass("fold-constants"),      &Pass("eliminate-common-subexpressions"),
-      &Pass("eliminate-dead-code"), &Pass("fuse-elementwise"),
+      // Demap right after inlining: batched calls are inlined by then, and
+      // the cleanup passes see the contractions it forms.
+      &Pass("inline-calls"),
+      &Pass("demap"),
+      &Pass("simplify"),
+      &Pass("fold-constants"),
+      &Pass("eliminate-common-subexpressions"),
+      &Pass("eliminate-dead-code"),
+      &Pass("fuse-elementwise"),
   };
   if (opt_level >= 2) {
     // Fusion moves ops into regions where they meet copies from other
