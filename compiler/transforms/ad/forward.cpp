@@ -1,0 +1,894 @@
+// Forward-mode AD: the primal ops are cloned in order and each is followed by
+// its tangent rule, so the derivative keeps the primal's structure.
+#include "compiler/transforms/ad/forward.h"
+
+#include <llvm/ADT/DenseMap.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/builder.h"
+#include "compiler/transforms/rewrite.h"
+
+namespace delta::ad {
+
+using ir::Block;
+using ir::ElemKind;
+using ir::Function;
+using ir::Op;
+using ir::OpKind;
+using ir::ReduceKind;
+using ir::Type;
+using ir::Value;
+
+JvpRule JvpRuleOf(OpKind kind) {
+  switch (kind) {
+    // The formulas of these are in Emitter::RuleTangent.
+    case OpKind::Neg:
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Tan:
+    case OpKind::Tanh:
+    case OpKind::Sqrt:
+    case OpKind::Abs:
+    case OpKind::Sigmoid:
+    case OpKind::Relu:
+    case OpKind::Convert:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Rem:
+    case OpKind::Pow:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Select:
+    case OpKind::Reduce:
+      return JvpRule::Rule;
+    // Original: y = floor(a), ceil(a)   Tangent: none (piecewise constant)
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    // Original: y = a == b, a && b, !a, …   Tangent: none (bool)
+    case OpKind::Not:
+    case OpKind::Eq:
+    case OpKind::Ne:
+    case OpKind::Lt:
+    case OpKind::Le:
+    case OpKind::Gt:
+    case OpKind::Ge:
+    case OpKind::And:
+    case OpKind::Or:
+    // Original: y = const, size [d], iota [d], to_index [d] (k)
+    // Tangent: none (a constant, an integer or an index)
+    case OpKind::Const:
+    case OpKind::Size:
+    case OpKind::Iota:
+    case OpKind::ToIndex:
+    // Original: dim [d] (n), print (…)   Tangent: none (no float result)
+    case OpKind::DimDef:
+    case OpKind::Print:
+      return JvpRule::NoTangent;
+    // Original: y = broadcast [d] (x)        Tangent: dy = broadcast [d] (dx)
+    case OpKind::Broadcast:
+    // Original: y = rename [a, b] (x)        Tangent: dy = rename [a, b] (dx)
+    case OpKind::Rename:
+    // Original: y = gather (x, i…)           Tangent: dy = gather (dx, i…)
+    case OpKind::Gather:
+    // Original: y = scatter_add (v, i…)      Tangent: dy = scatter_add (dv, i…)
+    case OpKind::ScatterAdd:
+    // Original: y = cumsum [d] (x)           Tangent: dy = cumsum [d] (dx)
+    case OpKind::Cumsum:
+      return JvpRule::Linear;
+    // Original: y… = map [d] { … yield v… }
+    // Tangent: the same map also yields dv… (extra results)
+    case OpKind::Map:
+    // Original: s… = loop (lo, hi, s0…) { … yield s'… }
+    // Tangent: float state carries its tangent as extra state
+    case OpKind::Loop:
+    // Original: s… = while (s0…) { cond } { body }
+    // Tangent: as loop; the condition reads the primal state only
+    case OpKind::While:
+    // Original: y… = if (c) { … } { … }   Tangent: each branch also yields dy…
+    case OpKind::If:
+    // Original: y… = call @f (x…)   Tangent: y…, dy… = call @f.jvp (x…, dx…)
+    case OpKind::Call:
+    // Terminators: the region that ends with one decides what it yields.
+    case OpKind::Yield:
+    case OpKind::Return:
+      return JvpRule::Structural;
+    // Original: y = reduce.custom [d] (init, x) { f }
+    // Tangent: needs the JVP of f's region as a pair fold; not yet.
+    case OpKind::ReduceCustom:
+      return JvpRule::Unsupported;
+  }
+  return JvpRule::Unsupported;
+}
+
+namespace {
+
+llvm::Error Fail(const Op& op, const std::string& message) {
+  std::string where;
+  if (op.loc.IsValid())
+    where = op.loc.file + ":" + std::to_string(op.loc.line) + ":" +
+            std::to_string(op.loc.column) + ": ";
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 where + "error: " + message);
+}
+
+llvm::Error InternalError(const std::string& message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "internal error: forward mode: " + message);
+}
+
+bool HasFloatElem(const Value* value) { return ir::IsFloat(value->type.elem); }
+
+// Appends a result to `op`; regions decide late which tangents they yield.
+Value* AppendResult(Function& function, Op* op, const Type& type) {
+  Value* value = function.NewValue(type);
+  value->def = op;
+  value->index = static_cast<unsigned>(op->results.size());
+  op->results.push_back(value);
+  return value;
+}
+
+// Builds one derivative function. A missing tangent means zero: no op is
+// emitted for it until a region yield or the return needs a value.
+class Emitter {
+ public:
+  Emitter(const Function& primal, Function& jvp)
+      : primal_(primal), jvp_(jvp), builder_(&jvp) {}
+
+  llvm::Error Run();
+
+ private:
+  Value* Primal(const Value* value) const {
+    return map_.Lookup(const_cast<Value*>(value));
+  }
+  Value* Tangent(const Value* value) const {
+    auto it = tangents_.find(value);
+    return it == tangents_.end() ? nullptr : it->second;
+  }
+  // Records the tangent of a primal value (null: none), lifted to the type
+  // of the value's copy so that a tangent always has its primal's type.
+  void SetTangent(const Value* primal, Value* tangent);
+  Value* Zero(const Type& type);
+  Value* Fit(Value* value, const Type& type) {
+    return builder_.Broadcast(value, type.dims);
+  }
+  // The tangent of `primal`, zeros if it has none.
+  Value* TangentOrZero(const Value* primal);
+
+  // Arithmetic where null stands for zero.
+  Value* Add(Value* a, Value* b);
+  Value* Sub(Value* a, Value* b);
+  Value* Mul(Value* a, Value* b);
+  Value* Div(Value* a, Value* b);
+  Value* Neg(Value* a);
+  Value* Choose(Value* condition, Value* a, Value* b);
+  Value* Math(OpKind kind, Value* a) { return builder_.Unary(kind, a); }
+  Value* Binary(OpKind kind, Value* a, Value* b) {
+    return builder_.Binary(kind, a, b);
+  }
+
+  llvm::Error EmitBlock(const Block& block);
+  llvm::Error EmitOp(const Op& op);
+  Value* RuleTangent(const Op& op);
+  Value* ReduceTangent(const Op& op, Value* x, Value* dx);
+  Value* AtExtremum(ReduceKind kind, Value* x, Value* dx,
+                    const ir::DimList& reduced);
+  Value* ProdTangent(Value* x, Value* dx, const ir::DimList& reduced);
+  llvm::Error EmitFusedReduce(const Op& op);
+  Block* AddRegionLike(Op* op, const Block& from);
+  llvm::Error EmitMap(const Op& op);
+  llvm::Error EmitLoop(const Op& op);
+  llvm::Error EmitLoopCarrying(const Op& op, const std::vector<bool>& carried,
+                               std::vector<bool>& needed);
+  llvm::Error EmitIf(const Op& op);
+  llvm::Error EmitCall(const Op& op);
+
+  const Function& primal_;
+  Function& jvp_;
+  ir::Builder builder_;
+  transforms::CloneMap map_;
+  llvm::DenseMap<const Value*, Value*> tangents_;
+  // The copies of the primal's local dims; their sizes are set where the
+  // copied `dim` op runs.
+  llvm::DenseMap<const ir::Dim*, ir::Dim*> local_dims_;
+};
+
+void Emitter::SetTangent(const Value* primal, Value* tangent) {
+  if (!tangent || !HasFloatElem(primal)) {
+    tangents_.erase(primal);
+    return;
+  }
+  tangent = Fit(tangent, Primal(primal)->type);
+  if (tangent->name.empty() && !primal->name.empty())
+    tangent->name = "d" + primal->name;
+  tangents_[primal] = tangent;
+}
+
+Value* Emitter::Zero(const Type& type) {
+  return Fit(builder_.FloatConst(type.elem, 0), type);
+}
+
+Value* Emitter::TangentOrZero(const Value* primal) {
+  const Type& type = Primal(primal)->type;
+  Value* tangent = Tangent(primal);
+  return tangent ? Fit(tangent, type) : Zero(type);
+}
+
+Value* Emitter::Add(Value* a, Value* b) {
+  if (!a) return b;
+  if (!b) return a;
+  return Binary(OpKind::Add, a, b);
+}
+
+Value* Emitter::Sub(Value* a, Value* b) {
+  if (!b) return a;
+  if (!a) return Neg(b);
+  return Binary(OpKind::Sub, a, b);
+}
+
+Value* Emitter::Mul(Value* a, Value* b) {
+  return a && b ? Binary(OpKind::Mul, a, b) : nullptr;
+}
+
+Value* Emitter::Div(Value* a, Value* b) {
+  return a ? Binary(OpKind::Div, a, b) : nullptr;
+}
+
+Value* Emitter::Neg(Value* a) { return a ? Math(OpKind::Neg, a) : nullptr; }
+
+Value* Emitter::Choose(Value* condition, Value* a, Value* b) {
+  if (!a && !b) return nullptr;
+  ElemKind elem = (a ? a : b)->type.elem;
+  if (!a) a = builder_.FloatConst(elem, 0);
+  if (!b) b = builder_.FloatConst(elem, 0);
+  return builder_.Select(condition, a, b);
+}
+
+llvm::Error Emitter::Run() {
+  if (jvp_.size_params.size() != primal_.size_params.size() ||
+      jvp_.dims.size() < jvp_.size_params.size())
+    return InternalError("@" + jvp_.name + " does not have the size " +
+                         "parameters of @" + primal_.name);
+  if (!jvp_.body->ops.empty())
+    return InternalError("@" + jvp_.name + " already has a body");
+  for (size_t k = 0; k < primal_.dims.size(); ++k) {
+    const ir::Dim* dim = primal_.dims[k];
+    if (k < primal_.size_params.size()) {
+      map_.dims[dim] = jvp_.dims[k];
+      map_.values[primal_.size_params[k]] = jvp_.size_params[k];
+      continue;
+    }
+    ir::Dim* copy = jvp_.NewDim(dim->name, dim->constant, nullptr);
+    map_.dims[dim] = copy;
+    local_dims_[dim] = copy;
+  }
+  size_t float_params = 0;
+  for (const Value* param : primal_.params) float_params += HasFloatElem(param);
+  if (jvp_.params.size() != primal_.params.size() + float_params)
+    return InternalError("@" + jvp_.name + " does not take the parameters " +
+                         "and tangents of @" + primal_.name);
+  size_t next_tangent = primal_.params.size();
+  for (size_t i = 0; i < primal_.params.size(); ++i) {
+    map_.values[primal_.params[i]] = jvp_.params[i];
+    if (HasFloatElem(primal_.params[i]))
+      tangents_[primal_.params[i]] = jvp_.params[next_tangent++];
+  }
+  if (llvm::Error error = EmitBlock(*primal_.body)) return error;
+  const Op* ret = primal_.body->terminator();
+  if (!ret || ret->kind != OpKind::Return)
+    return InternalError("@" + primal_.name + " has no return");
+  builder_.SetLoc(ret->loc);
+  std::vector<Value*> results;
+  for (const Value* value : ret->operands) results.push_back(Primal(value));
+  for (const Value* value : ret->operands)
+    if (HasFloatElem(value)) results.push_back(TangentOrZero(value));
+  builder_.Return(results);
+  for (auto [dim, copy] : local_dims_)
+    if (!copy->size && dim->size) copy->size = Primal(dim->size);
+  return llvm::Error::success();
+}
+
+llvm::Error Emitter::EmitBlock(const Block& block) {
+  for (const auto& op : block.ops) {
+    if (op.get() == block.terminator()) break;
+    if (llvm::Error error = EmitOp(*op)) return error;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Emitter::EmitOp(const Op& op) {
+  builder_.SetLoc(op.loc);
+  switch (JvpRuleOf(op.kind)) {
+    case JvpRule::NoTangent: {
+      Op* copy = transforms::CloneOp(builder_, op, map_);
+      if (op.kind == OpKind::DimDef)
+        if (auto it = local_dims_.find(op.dims[0]); it != local_dims_.end())
+          it->second->size = copy->operands[0];
+      for (const Value* result : op.results) tangents_.erase(result);
+      return llvm::Error::success();
+    }
+    case JvpRule::Linear: {
+      Op* copy = transforms::CloneOp(builder_, op, map_);
+      Value* tangent = nullptr;
+      if (Value* dx = Tangent(op.operands[0])) {
+        std::vector<Value*> operands = copy->operands;
+        operands[0] = dx;
+        Op* linear = builder_.Create(op.kind, std::move(operands),
+                                     {copy->result()->type});
+        linear->dims = copy->dims;
+        tangent = linear->result();
+      }
+      SetTangent(op.results[0], tangent);
+      return llvm::Error::success();
+    }
+    case JvpRule::Rule:
+      if (op.kind == OpKind::Reduce && !op.regions.empty())
+        return EmitFusedReduce(op);
+      transforms::CloneOp(builder_, op, map_);
+      SetTangent(op.results[0], RuleTangent(op));
+      return llvm::Error::success();
+    case JvpRule::Structural:
+      switch (op.kind) {
+        case OpKind::Map:
+          return EmitMap(op);
+        case OpKind::Loop:
+        case OpKind::While:
+          return EmitLoop(op);
+        case OpKind::If:
+          return EmitIf(op);
+        case OpKind::Call:
+          return EmitCall(op);
+        default:
+          return InternalError("a terminator in the middle of a block");
+      }
+    case JvpRule::Unsupported:
+      return Fail(op, "forward-mode differentiation (jvp) of " +
+                          ir::OpMnemonic(op.kind).str() +
+                          " is not supported yet");
+  }
+  return InternalError("unknown rule");
+}
+
+// The formulas, one per op; a, b are the primal operands, y the primal
+// result, da, db their tangents (null: zero).
+Value* Emitter::RuleTangent(const Op& op) {
+  if (op.kind == OpKind::Reduce)
+    return ReduceTangent(op, Primal(op.operands[0]), Tangent(op.operands[0]));
+  if (op.kind == OpKind::Select)
+    // Original: y = select(c, a, b)   Tangent: dy = select(c, da, db)
+    return Choose(Primal(op.operands[0]), Tangent(op.operands[1]),
+                  Tangent(op.operands[2]));
+  Value* a = Primal(op.operands[0]);
+  Value* b = op.operands.size() > 1 ? Primal(op.operands[1]) : nullptr;
+  Value* y = Primal(op.results[0]);
+  Value* da = Tangent(op.operands[0]);
+  Value* db = op.operands.size() > 1 ? Tangent(op.operands[1]) : nullptr;
+  if (!da && !db) return nullptr;
+  ElemKind elem = y->type.elem;
+  auto constant = [&](double value) {
+    return builder_.FloatConst(elem, value);
+  };
+  switch (op.kind) {
+    // Original: y = -a           Tangent: dy = -da
+    case OpKind::Neg:
+      return Neg(da);
+    // Original: y = exp(a)       Tangent: dy = da * y
+    case OpKind::Exp:
+      return Mul(da, y);
+    // Original: y = log(a)       Tangent: dy = da / a
+    case OpKind::Log:
+      return Div(da, a);
+    // Original: y = sin(a)       Tangent: dy = da * cos(a)
+    case OpKind::Sin:
+      return Mul(da, Math(OpKind::Cos, a));
+    // Original: y = cos(a)       Tangent: dy = -(da * sin(a))
+    case OpKind::Cos:
+      return Neg(Mul(da, Math(OpKind::Sin, a)));
+    // Original: y = tan(a)       Tangent: dy = da * (1 + y * y)
+    case OpKind::Tan:
+      return Mul(da, Add(constant(1), Mul(y, y)));
+    // Original: y = tanh(a)      Tangent: dy = da * (1 - y * y)
+    case OpKind::Tanh:
+      return Mul(da, Sub(constant(1), Mul(y, y)));
+    // Original: y = sqrt(a)      Tangent: dy = da / (2 * y)
+    case OpKind::Sqrt:
+      return Div(da, Mul(constant(2), y));
+    // Original: y = abs(a)       Tangent: dy = a < 0 ? -da : da
+    // (abs = max(a, -a): at 0 the tie goes to the first argument)
+    case OpKind::Abs:
+      return Choose(Binary(OpKind::Lt, a, constant(0)), Neg(da), da);
+    // Original: y = sigmoid(a)   Tangent: dy = da * y * (1 - y)
+    case OpKind::Sigmoid:
+      return Mul(da, Mul(y, Sub(constant(1), y)));
+    // Original: y = relu(a)      Tangent: dy = a > 0 ? da : 0 (relu'(0) = 0)
+    case OpKind::Relu:
+      return Choose(Binary(OpKind::Gt, a, constant(0)), da, nullptr);
+    // Original: y = T(a)         Tangent: dy = T(da) between floats, else none
+    case OpKind::Convert:
+      return ir::IsFloat(elem) ? builder_.Convert(da, elem) : nullptr;
+    // Original: y = a + b        Tangent: dy = da + db
+    case OpKind::Add:
+      return Add(da, db);
+    // Original: y = a - b        Tangent: dy = da - db
+    case OpKind::Sub:
+      return Sub(da, db);
+    // Original: y = a * b        Tangent: dy = da * b + a * db
+    case OpKind::Mul:
+      return Add(Mul(da, b), Mul(a, db));
+    // Original: y = a / b        Tangent: dy = (da - db * y) / b
+    case OpKind::Div:
+      return Div(Sub(da, Mul(db, y)), b);
+    // Original: y = rem(a, b)    Tangent: dy = da - db * trunc(a / b)
+    case OpKind::Rem: {
+      if (!db) return da;
+      Value* q = Binary(OpKind::Div, a, b);
+      Value* trunc =
+          builder_.Select(Binary(OpKind::Lt, q, constant(0)),
+                          Math(OpKind::Ceil, q), Math(OpKind::Floor, q));
+      return Sub(da, Mul(db, trunc));
+    }
+    // Original: y = a ^ b
+    // Tangent: dy = da * b * a ^ (b - 1) + db * log(a) * y, the last term
+    // only where b has a tangent (so a < 0 is fine) and 0 where a = 0
+    case OpKind::Pow: {
+      Value* base_term =
+          da ? Mul(da, Mul(b, Binary(OpKind::Pow, a,
+                                     Binary(OpKind::Sub, b, constant(1)))))
+             : nullptr;
+      Value* exponent_term =
+          db ? Choose(Binary(OpKind::Eq, a, constant(0)), nullptr,
+                      Mul(db, Mul(Math(OpKind::Log, a), y)))
+             : nullptr;
+      return Add(base_term, exponent_term);
+    }
+    // Original: y = max(a, b)    Tangent: dy = a >= b ? da : db (ties: a)
+    case OpKind::Max:
+      return Choose(Binary(OpKind::Ge, a, b), da, db);
+    // Original: y = min(a, b)    Tangent: dy = a <= b ? da : db (ties: a)
+    case OpKind::Min:
+      return Choose(Binary(OpKind::Le, a, b), da, db);
+    default:
+      return nullptr;
+  }
+}
+
+Value* Emitter::ReduceTangent(const Op& op, Value* x, Value* dx) {
+  if (!dx) return nullptr;
+  ir::DimList reduced;
+  for (const ir::Dim* dim : op.dims) reduced.Insert(map_.Lookup(dim));
+  switch (op.reduce) {
+    // Original: y = sum [d] (x)      Tangent: dy = sum [d] (dx)
+    case ReduceKind::Sum:
+      return builder_.Reduce(ReduceKind::Sum, dx, reduced);
+    // Original: y = max [d] (x)      Tangent: dy = dx at argmax [d] (x)
+    // Original: y = min [d] (x)      Tangent: dy = dx at argmin [d] (x)
+    // (the lowest index on ties)
+    case ReduceKind::Max:
+    case ReduceKind::Min:
+      return AtExtremum(op.reduce, x, dx, reduced);
+    // Original: y = prod [d] (x)
+    // Tangent: dy = sum [d] (dx_i * prod_{j != i} x_j), exact with zeros
+    case ReduceKind::Prod:
+      return ProdTangent(x, dx, reduced);
+    // Original: y = argmax [d] (x), argmin   Tangent: none (an index)
+    case ReduceKind::Argmax:
+    case ReduceKind::Argmin:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+// argmax reduces one dim, so several are taken from the last (fastest
+// varying) to the first: the position found is then the lowest row-major
+// one among the ties, as for a single dim.
+Value* Emitter::AtExtremum(ReduceKind kind, Value* x, Value* dx,
+                           const ir::DimList& reduced) {
+  ReduceKind arg =
+      kind == ReduceKind::Max ? ReduceKind::Argmax : ReduceKind::Argmin;
+  for (size_t i = reduced.size(); i-- > 0;) {
+    Value* position = builder_.Reduce(arg, x, {reduced[i]});
+    dx = builder_.Gather(dx, {position});
+    if (i > 0) x = builder_.Gather(x, {position});
+  }
+  return dx;
+}
+
+// prod_{j != i} x_j without dividing by zero: with no zero it is
+// prod / x_i; with one zero it is the product of the others at the zero and
+// 0 elsewhere; with more zeros it is 0.
+Value* Emitter::ProdTangent(Value* x, Value* dx, const ir::DimList& reduced) {
+  ElemKind elem = x->type.elem;
+  Value* zero = builder_.FloatConst(elem, 0);
+  Value* is_zero = Binary(OpKind::Eq, x, zero);
+  Value* zero_count = builder_.Reduce(
+      ReduceKind::Sum, builder_.Convert(is_zero, ElemKind::I64), reduced);
+  Value* nonzero = builder_.Select(is_zero, builder_.FloatConst(elem, 1), x);
+  Value* nonzero_product = builder_.Reduce(ReduceKind::Prod, nonzero, reduced);
+  Value* no_zero =
+      Binary(OpKind::Eq, zero_count, builder_.IntConst(ElemKind::I64, 0));
+  Value* at_only_zero = Binary(
+      OpKind::And,
+      Binary(OpKind::Eq, zero_count, builder_.IntConst(ElemKind::I64, 1)),
+      is_zero);
+  Value* others =
+      builder_.Select(no_zero, Binary(OpKind::Div, nonzero_product, nonzero),
+                      builder_.Select(at_only_zero, nonzero_product, zero));
+  return builder_.Reduce(ReduceKind::Sum, Binary(OpKind::Mul, dx, others),
+                         reduced);
+}
+
+// A region op's new region with the argument types of `from`, whose
+// arguments stand for those of `from` (without tangents).
+Block* Emitter::AddRegionLike(Op* op, const Block& from) {
+  std::vector<Type> arg_types;
+  for (const Value* arg : from.args)
+    arg_types.push_back(map_.Lookup(arg->type));
+  Block* block = builder_.AddRegion(op, arg_types);
+  for (size_t i = 0; i < from.args.size(); ++i) {
+    block->args[i]->name = from.args[i]->name;
+    map_.values[from.args[i]] = block->args[i];
+    tangents_.erase(from.args[i]);
+  }
+  return block;
+}
+
+// A fused map-reduce: a sum keeps its fusion (a reduce whose region yields
+// the tangent); the other kinds materialize the elements and their
+// tangents with a map and apply the array rule.
+llvm::Error Emitter::EmitFusedReduce(const Op& op) {
+  Op* copy = transforms::CloneOp(builder_, op, map_);
+  const Block& region = *op.region(0);
+  Block* block = builder_.block();
+  size_t mark = block->ops.size();
+  bool sum = op.reduce == ReduceKind::Sum;
+  Op* tangent_op = nullptr;
+  Value* yielded_tangent = nullptr;
+  if (sum) {
+    tangent_op = builder_.Create(OpKind::Reduce, {}, {copy->result()->type});
+    tangent_op->reduce = ReduceKind::Sum;
+    tangent_op->dims = copy->dims;
+  } else {
+    ir::DimList all = copy->result()->type.dims.Union(ir::DimList(copy->dims));
+    const Type& element = map_.Lookup(region.terminator()->operands[0]->type);
+    tangent_op = builder_.Create(
+        OpKind::Map, {}, {element.WithDims(all), element.WithDims(all)});
+    tangent_op->dims.assign(all.begin(), all.end());
+  }
+  // Both take the indices in canonical order, which mapping the primal's
+  // dims to the derivative's may change (as in CloneOp).
+  Block* inner = AddRegionLike(tangent_op, region);
+  std::sort(inner->args.begin(), inner->args.end(), [](Value* a, Value* b) {
+    return a->type.index_dim->order < b->type.index_dim->order;
+  });
+  for (size_t i = 0; i < inner->args.size(); ++i)
+    inner->args[i]->index = static_cast<unsigned>(i);
+  {
+    ir::InsertionGuard guard(builder_);
+    builder_.SetInsertionBlock(inner);
+    if (llvm::Error error = EmitBlock(region)) return error;
+    const Value* value = region.terminator()->operands[0];
+    yielded_tangent = Tangent(value);
+    if (yielded_tangent) {
+      Value* tangent = Fit(yielded_tangent, Primal(value)->type);
+      if (sum)
+        builder_.Yield({tangent});
+      else
+        builder_.Yield({Primal(value), tangent});
+    }
+  }
+  if (!yielded_tangent) {
+    block->ops.erase(block->ops.begin() + static_cast<long>(mark),
+                     block->ops.end());
+    tangents_.erase(op.results[0]);
+    return llvm::Error::success();
+  }
+  SetTangent(op.results[0], sum ? tangent_op->result()
+                                : ReduceTangent(op, tangent_op->result(0),
+                                                tangent_op->result(1)));
+  return llvm::Error::success();
+}
+
+llvm::Error Emitter::EmitMap(const Op& op) {
+  std::vector<Type> types;
+  for (const Value* result : op.results)
+    types.push_back(map_.Lookup(result->type));
+  Op* map = builder_.Create(OpKind::Map, {}, types);
+  for (const ir::Dim* dim : op.dims) map->dims.push_back(map_.Lookup(dim));
+  const Block& region = *op.region(0);
+  Block* body = AddRegionLike(map, region);
+  std::vector<size_t> with_tangent;
+  {
+    ir::InsertionGuard guard(builder_);
+    builder_.SetInsertionBlock(body);
+    if (llvm::Error error = EmitBlock(region)) return error;
+    const Op* yield = region.terminator();
+    std::vector<Value*> values;
+    for (const Value* value : yield->operands) values.push_back(Primal(value));
+    for (size_t i = 0; i < yield->operands.size(); ++i) {
+      const Value* value = yield->operands[i];
+      if (Value* tangent = Tangent(value)) {
+        values.push_back(Fit(tangent, Primal(value)->type));
+        with_tangent.push_back(i);
+      }
+    }
+    builder_.Yield(values);
+  }
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    map->results[i]->name = op.results[i]->name;
+    map_.values[op.results[i]] = map->results[i];
+    tangents_.erase(op.results[i]);
+  }
+  for (size_t i : with_tangent)
+    SetTangent(op.results[i], AppendResult(jvp_, map, types[i]));
+  return llvm::Error::success();
+}
+
+// Note [Tangent state]: a float state value needs a tangent when its start
+// has one or when the body gives it one, and the body's tangents depend on
+// which state carries tangents. The loop is built carrying the tangents of
+// the starts; if its body yields a tangent for state that carries none, it
+// is built again carrying that one too (at most once per state value).
+llvm::Error Emitter::EmitLoop(const Op& op) {
+  size_t first_state = op.kind == OpKind::Loop ? 2 : 0;
+  size_t state_count = op.operands.size() - first_state;
+  std::vector<bool> carried(state_count);
+  for (size_t i = 0; i < state_count; ++i)
+    carried[i] = Tangent(op.operands[first_state + i]) != nullptr;
+  Block* block = builder_.block();
+  size_t mark = block->ops.size();
+  while (true) {
+    std::vector<bool> needed = carried;
+    if (llvm::Error error = EmitLoopCarrying(op, carried, needed)) return error;
+    if (needed == carried) return llvm::Error::success();
+    block->ops.erase(block->ops.begin() + static_cast<long>(mark),
+                     block->ops.end());
+    carried = needed;
+  }
+}
+
+// One build of a loop or while whose state i carries a tangent where
+// `carried[i]`; sets `needed[i]` where the body yields a tangent for state
+// that carries none. Layout: state, tangent state, then (loop over a dim)
+// the stacked outputs and their tangents.
+llvm::Error Emitter::EmitLoopCarrying(const Op& op,
+                                      const std::vector<bool>& carried,
+                                      std::vector<bool>& needed) {
+  bool is_loop = op.kind == OpKind::Loop;
+  size_t first_state = is_loop ? 2 : 0;
+  size_t state_count = carried.size();
+  const Block& body = *op.regions.back();
+  std::vector<Value*> operands;
+  for (const Value* operand : op.operands) operands.push_back(Primal(operand));
+  std::vector<Type> state_types;
+  for (size_t i = 0; i < state_count; ++i)
+    state_types.push_back(operands[first_state + i]->type);
+  std::vector<Type> tangent_types;
+  for (size_t i = 0; i < state_count; ++i) {
+    if (!carried[i]) continue;
+    operands.push_back(TangentOrZero(op.operands[first_state + i]));
+    tangent_types.push_back(state_types[i]);
+  }
+  std::vector<Type> types = state_types;
+  types.insert(types.end(), tangent_types.begin(), tangent_types.end());
+  for (size_t i = state_count; i < op.results.size(); ++i)
+    types.push_back(map_.Lookup(op.results[i]->type));
+  Op* loop = builder_.Create(op.kind, std::move(operands), types);
+  for (const ir::Dim* dim : op.dims) loop->dims.push_back(map_.Lookup(dim));
+  // The region arguments: (iterator,) state, tangent state.
+  std::vector<Type> arg_types = state_types;
+  arg_types.insert(arg_types.end(), tangent_types.begin(), tangent_types.end());
+  if (is_loop)
+    arg_types.insert(arg_types.begin(), map_.Lookup(body.args[0]->type));
+  size_t first_state_arg = is_loop ? 1 : 0;
+  auto bind_args = [&](const Block& from, Block* to, bool with_tangents) {
+    for (size_t i = 0; i < from.args.size(); ++i) {
+      to->args[i]->name = from.args[i]->name;
+      map_.values[from.args[i]] = to->args[i];
+      tangents_.erase(from.args[i]);
+    }
+    if (!with_tangents) return;
+    size_t next_tangent = first_state_arg + state_count;
+    for (size_t i = 0; i < state_count; ++i)
+      if (carried[i])
+        SetTangent(from.args[first_state_arg + i], to->args[next_tangent++]);
+  };
+  if (!is_loop) {
+    // The condition reads the primal state only.
+    const Block& condition = *op.region(0);
+    Block* block = builder_.AddRegion(loop, arg_types);
+    bind_args(condition, block, false);
+    ir::InsertionGuard guard(builder_);
+    builder_.SetInsertionBlock(block);
+    for (const auto& inner : condition.ops)
+      transforms::CloneOp(builder_, *inner, map_);
+  }
+  Block* region = builder_.AddRegion(loop, arg_types);
+  bind_args(body, region, true);
+  std::vector<size_t> outputs_with_tangent;
+  {
+    ir::InsertionGuard guard(builder_);
+    builder_.SetInsertionBlock(region);
+    if (llvm::Error error = EmitBlock(body)) return error;
+    const Op* yield = body.terminator();
+    std::vector<Value*> values;
+    for (size_t i = 0; i < state_count; ++i)
+      values.push_back(Primal(yield->operands[i]));
+    for (size_t i = 0; i < state_count; ++i) {
+      const Value* value = yield->operands[i];
+      if (carried[i])
+        values.push_back(TangentOrZero(value));
+      else if (Tangent(value))
+        needed[i] = true;
+    }
+    for (size_t i = state_count; i < yield->operands.size(); ++i)
+      values.push_back(Primal(yield->operands[i]));
+    for (size_t i = state_count; i < yield->operands.size(); ++i) {
+      const Value* value = yield->operands[i];
+      if (Value* tangent = Tangent(value)) {
+        values.push_back(Fit(tangent, Primal(value)->type));
+        outputs_with_tangent.push_back(i);
+      }
+    }
+    builder_.Yield(values);
+  }
+  size_t tangent_count = tangent_types.size();
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    Value* result = loop->results[i < state_count ? i : i + tangent_count];
+    result->name = op.results[i]->name;
+    map_.values[op.results[i]] = result;
+    tangents_.erase(op.results[i]);
+  }
+  size_t next_tangent = state_count;
+  for (size_t i = 0; i < state_count; ++i)
+    if (carried[i]) SetTangent(op.results[i], loop->results[next_tangent++]);
+  for (size_t i : outputs_with_tangent)
+    SetTangent(op.results[i],
+               AppendResult(jvp_, loop, types[i + tangent_count]));
+  return llvm::Error::success();
+}
+
+llvm::Error Emitter::EmitIf(const Op& op) {
+  std::vector<Type> types;
+  for (const Value* result : op.results)
+    types.push_back(map_.Lookup(result->type));
+  Op* copy = builder_.Create(OpKind::If, {Primal(op.operands[0])}, types);
+  // Both branches are built before either yields: a result gets a tangent
+  // if either branch gives it one, and the other branch yields zeros.
+  std::vector<std::vector<Value*>> branch_tangents;
+  for (const auto& region : op.regions) {
+    Block* block = AddRegionLike(copy, *region);
+    ir::InsertionGuard guard(builder_);
+    builder_.SetInsertionBlock(block);
+    if (llvm::Error error = EmitBlock(*region)) return error;
+    std::vector<Value*> tangents;
+    for (const Value* value : region->terminator()->operands)
+      tangents.push_back(Tangent(value));
+    branch_tangents.push_back(std::move(tangents));
+  }
+  std::vector<size_t> with_tangent;
+  for (size_t i = 0; i < op.results.size(); ++i)
+    if (branch_tangents[0][i] || branch_tangents[1][i])
+      with_tangent.push_back(i);
+  for (size_t r = 0; r < op.regions.size(); ++r) {
+    ir::InsertionGuard guard(builder_);
+    builder_.SetInsertionBlock(copy->region(r));
+    const Op* yield = op.region(r)->terminator();
+    std::vector<Value*> values;
+    for (const Value* value : yield->operands) values.push_back(Primal(value));
+    for (size_t i : with_tangent) {
+      Value* tangent = branch_tangents[r][i];
+      values.push_back(tangent ? Fit(tangent, types[i]) : Zero(types[i]));
+    }
+    builder_.Yield(values);
+  }
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    copy->results[i]->name = op.results[i]->name;
+    map_.values[op.results[i]] = copy->results[i];
+    tangents_.erase(op.results[i]);
+  }
+  for (size_t i : with_tangent)
+    SetTangent(op.results[i], AppendResult(jvp_, copy, types[i]));
+  return llvm::Error::success();
+}
+
+// The derivative function of `callee`, created and filled on first use.
+llvm::Expected<Function*> JvpOf(Function& callee) {
+  ir::Module& module = *callee.module;
+  for (const auto& function : module.functions)
+    if (function->derivative &&
+        function->derivative->mode == ir::Derivative::Mode::Jvp &&
+        function->derivative->primal == &callee)
+      return function.get();
+  Function* jvp = module.AddFunction(callee.name + ".jvp");
+  jvp->derivative =
+      ir::Derivative{ir::Derivative::Mode::Jvp, &callee, {}, false};
+  SetUpJvpSignature(callee, *jvp);
+  if (llvm::Error error = BuildJvp(callee, *jvp)) return std::move(error);
+  return jvp;
+}
+
+llvm::Error Emitter::EmitCall(const Op& op) {
+  bool any_tangent = false;
+  for (const Value* operand : op.operands)
+    any_tangent = any_tangent || Tangent(operand);
+  if (!any_tangent) {
+    transforms::CloneOp(builder_, op, map_);
+    for (const Value* result : op.results) tangents_.erase(result);
+    return llvm::Error::success();
+  }
+  llvm::Expected<Function*> jvp = JvpOf(*op.callee);
+  if (!jvp) return jvp.takeError();
+  std::vector<Value*> operands;
+  for (const Value* operand : op.operands) operands.push_back(Primal(operand));
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (HasFloatElem(op.callee->params[i]))
+      operands.push_back(TangentOrZero(op.operands[i]));
+  std::vector<Type> types;
+  for (const Value* result : op.results)
+    types.push_back(map_.Lookup(result->type));
+  std::vector<size_t> float_results;
+  for (size_t i = 0; i < op.results.size(); ++i)
+    if (HasFloatElem(op.results[i])) {
+      float_results.push_back(i);
+      types.push_back(types[i]);
+    }
+  Op* call = builder_.Create(OpKind::Call, std::move(operands), types);
+  call->callee = *jvp;
+  call->checkpoint = op.checkpoint;
+  for (const ir::Dim* dim : op.dims) call->dims.push_back(map_.Lookup(dim));
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    call->results[i]->name = op.results[i]->name;
+    map_.values[op.results[i]] = call->results[i];
+  }
+  for (size_t k = 0; k < float_results.size(); ++k)
+    SetTangent(op.results[float_results[k]],
+               call->results[op.results.size() + k]);
+  return llvm::Error::success();
+}
+
+}  // namespace
+
+void SetUpJvpSignature(const Function& primal, Function& jvp) {
+  transforms::CloneMap map;
+  for (size_t k = 0; k < primal.size_params.size(); ++k) {
+    const ir::Dim* dim = primal.dims[k];
+    Value* size =
+        jvp.NewValue(primal.size_params[k]->type, primal.size_params[k]->name);
+    map.dims[dim] = jvp.NewDim(dim->name, dim->constant, size);
+    jvp.size_params.push_back(size);
+  }
+  Block* body = jvp.body.get();
+  auto add_param = [&](const Type& type, std::string name) {
+    Value* param = jvp.NewValue(map.Lookup(type), name);
+    param->block = body;
+    param->index = static_cast<unsigned>(body->args.size());
+    body->args.push_back(param);
+    jvp.params.push_back(param);
+    jvp.param_names.push_back(std::move(name));
+  };
+  auto name_of = [&](size_t i) {
+    return i < primal.param_names.size() ? primal.param_names[i]
+                                         : primal.params[i]->name;
+  };
+  for (size_t i = 0; i < primal.params.size(); ++i)
+    add_param(primal.params[i]->type, name_of(i));
+  for (size_t i = 0; i < primal.params.size(); ++i)
+    if (HasFloatElem(primal.params[i]))
+      add_param(primal.params[i]->type, "d" + name_of(i));
+  for (const Type& type : primal.result_types)
+    jvp.result_types.push_back(map.Lookup(type));
+  for (const Type& type : primal.result_types)
+    if (ir::IsFloat(type.elem)) jvp.result_types.push_back(map.Lookup(type));
+}
+
+llvm::Error BuildJvp(const Function& primal, Function& jvp) {
+  return Emitter(primal, jvp).Run();
+}
+
+}  // namespace delta::ad

@@ -1,0 +1,36 @@
+// Forward-mode automatic differentiation (jvp) as an IR -> IR transform:
+// fills a derivative function with a tangent beside every float value
+// (docs/internals/forward_mode.md).
+#pragma once
+
+#include <llvm/Support/Error.h>
+
+#include "compiler/ir/ir.h"
+
+namespace delta::ad {
+
+// How forward mode treats an op; every op of ops.def has exactly one (the
+// coverage test in forward_test.cpp checks it).
+enum class JvpRule {
+  NoTangent,    // the result has no tangent (integer, bool, index, constant)
+  Linear,       // the tangent is the same op applied to the tangent
+  Rule,         // a formula of the primal values and the tangents
+  Structural,   // regions, calls and terminators: the tangents flow through
+  Unsupported,  // BuildJvp reports an error
+};
+JvpRule JvpRuleOf(ir::OpKind kind);
+
+// Gives `jvp` (empty) the signature of the forward-mode derivative of
+// `primal`: the same size parameters (as new dims of `jvp`), the primal
+// parameters, then one tangent parameter per float parameter leaf; results:
+// the primal results, then one tangent per float result leaf.
+void SetUpJvpSignature(const ir::Function& primal, ir::Function& jvp);
+
+// Fills the body of `jvp`, whose signature is SetUpJvpSignature's, with the
+// forward-mode derivative of `primal`. Called functions get derivative
+// functions `NAME.jvp` in the module (created once, then reused). Fails on
+// ops that forward mode does not support yet (reduce.custom); `jvp` is then
+// left incomplete.
+llvm::Error BuildJvp(const ir::Function& primal, ir::Function& jvp);
+
+}  // namespace delta::ad
