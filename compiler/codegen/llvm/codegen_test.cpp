@@ -6,7 +6,9 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/FileUtilities.h>
 #include <llvm/Support/raw_ostream.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object.h"
 #include "compiler/ir/builder.h"
+#include "compiler/ir/interpreter.h"
 #include "compiler/ir/verifier.h"
 
 using namespace delta;
@@ -75,10 +78,25 @@ RunResult InChild(const std::function<int()>& body) {
   return result;
 }
 
+// The interpreter's output and error message, the oracle for the JIT.
+RunResult Interpret(const Module& module) {
+  RunResult result;
+  llvm::raw_string_ostream out(result.out);
+  if (llvm::Error error = ir::RunMain(module, out)) {
+    result.status = 1;
+    result.err = llvm::toString(std::move(error)) + "\n";
+  } else {
+    result.status = 0;
+  }
+  return result;
+}
+
+// Runs `main` with the JIT in a child process and checks that its output,
+// error and status are the interpreter's.
 RunResult Jit(const Module& module, int opt_level = 2) {
   auto errors = Verify(module);
   for (const std::string& error : errors) FAIL_CHECK(error);
-  return InChild([&] {
+  RunResult result = InChild([&] {
     codegen::CodegenOptions options;
     options.opt_level = opt_level;
     std::string error;
@@ -88,6 +106,11 @@ RunResult Jit(const Module& module, int opt_level = 2) {
     }
     return 0;
   });
+  RunResult expected = Interpret(module);
+  CHECK(result.out == expected.out);
+  CHECK(result.err == expected.err);
+  CHECK(result.status == expected.status);
+  return result;
 }
 
 std::string EmitText(const Module& module, int opt_level = 2) {
@@ -622,4 +645,68 @@ TEST_CASE("every op of ops.def compiles and runs") {
     CHECK(result.err == "");
     CHECK(result.status == 0);
   }
+}
+
+TEST_CASE("an executable prints, and stops with status 1 on a run-time error") {
+  Module module;
+  Dim* d = module.AddDim("d", 4);
+  Function* main = Main(module);
+  Builder b(main);
+  Value* x = Ramp(b, {d}, 0.25);
+  Print(b, {std::string("x:"), x, b.Reduce(ReduceKind::Sum, x, {d})});
+  b.SetLoc(Loc{"exe.dl", 9, 2});
+  Print(b, {b.ToIndex(d, b.Size(d))});
+  b.Return({});
+
+  llvm::LLVMContext context;
+  codegen::CodegenOptions options;
+  options.emit_c_main = true;
+  auto llvm_module = codegen::EmitLLVM(module, context, options);
+  llvm::SmallString<128> object, program;
+  REQUIRE(!llvm::sys::fs::createTemporaryFile("codegen_test", "o", object));
+  REQUIRE(!llvm::sys::fs::createTemporaryFile("codegen_test", "", program));
+  llvm::FileRemover remove_object(object), remove_program(program);
+  {
+    std::error_code error;
+    llvm::raw_fd_ostream out(object, error);
+    REQUIRE(!error);
+    std::string message;
+    REQUIRE(codegen::EmitMachineCode(
+        *llvm_module, 2, llvm::CodeGenFileType::ObjectFile, out, message));
+  }
+  static int anchor;
+  std::string runtime = codegen::FindRuntimeLibrary(
+      llvm::sys::fs::getMainExecutable(nullptr, &anchor));
+  std::string error;
+  REQUIRE_MESSAGE(codegen::LinkExecutable(object.str().str(),
+                                          program.str().str(), runtime, error),
+                  error);
+  RunResult result = InChild([&] {
+    execl(program.c_str(), program.c_str(), static_cast<char*>(nullptr));
+    return 127;
+  });
+  CHECK(result.status == 1);
+  CHECK(result.out == "x: [d=4] [0, 0.25, 0.5, 0.75] 1.5\n");
+  CHECK(result.err ==
+        "exe.dl:9:2: error: index 4 is out of range for dim d of size 4\n");
+}
+
+TEST_CASE("a trivial program JIT-compiles and runs quickly") {
+  Module module;
+  Function* main = Main(module);
+  Builder b(main);
+  Print(b, {std::string("hello"), b.IntConst(ElemKind::I64, 42)});
+  b.Return({});
+  auto start = std::chrono::steady_clock::now();
+  RunResult result = InChild([&] {
+    std::string error;
+    return codegen::RunMain(module, codegen::CodegenOptions{}, error) ? 0 : 3;
+  });
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  CHECK(result.out == "hello 42\n");
+  MESSAGE("JIT compile and run of a trivial program: " << ms << " ms");
+  // The contract is 300 ms for all of `dlc run`; sanitizer builds are slower.
+  CHECK(ms < 1000);
 }
