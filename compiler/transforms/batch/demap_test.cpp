@@ -200,3 +200,25 @@ fn main() {
 }
 )");
 }
+
+TEST_CASE("ops that could fail in lanes that skip them are guarded") {
+  std::string text = CheckDemap(R"(
+dim b = 4;
+fn safe_div(n: i64) -> i64 { if n != 0 { 100 / n } else { 0 } }
+fn harmonic(n: i64) -> i64 {
+  let (k, s) = loop (k, s) = (n, 0) while k > 0 { (k - 1, s + 60 / k) };
+  s
+}
+fn pick(n: i64) -> f32 {
+  let xs = for i in b { f32(i64(i)) };
+  if n < 4 { xs[b: n] } else { -1.0 }
+}
+fn main() {
+  let ns = for i in b { i64(i) * 2 };
+  print(safe_div(ns));
+  print(harmonic(ns));
+  print(pick(ns));
+}
+)");
+  CHECK(Contains(text, "select"));
+}
