@@ -656,6 +656,52 @@ TEST_CASE("if: each branch yields tangents, zeros where it has none") {
   }
 }
 
+// map [d] { s = loop 0..40 (0) { if s < 1 { s + 0.1 * x[i] } else
+// { 0.99 * s + 0.01 * sin(x[i]) } } }: the loop state gets its tangent
+// from a branch, inside a map.
+TEST_CASE("nested regions: an if in a loop in a map") {
+  Fixture t;
+  Dim* d = t.module.AddDim("d", 4);
+  Value* x = t.Param(F64({d}), "x");
+  Op* map = t.b->Create(OpKind::Map, {}, {F64({d})});
+  map->dims = {d};
+  Block* body = t.b->AddRegion(map, {IndexOf(d)});
+  {
+    ir::InsertionGuard guard(*t.b);
+    t.b->SetInsertionBlock(body);
+    Value* xi = t.b->Gather(x, {body->args[0]});
+    Op* loop = t.b->Create(
+        OpKind::Loop,
+        {t.b->IntConst(ElemKind::I64, 0), t.b->IntConst(ElemKind::I64, 40),
+         t.b->FloatConst(ElemKind::F64, 0)},
+        {F64()});
+    Block* loop_body = t.b->AddRegion(loop, {I64(), F64()});
+    t.b->SetInsertionBlock(loop_body);
+    Value* s = loop_body->args[1];
+    Value* small =
+        t.b->Binary(OpKind::Lt, s, t.b->FloatConst(ElemKind::F64, 1));
+    Op* branch = t.b->Create(OpKind::If, {small}, {F64()});
+    Block* then_block = t.b->AddRegion(branch, {});
+    Block* else_block = t.b->AddRegion(branch, {});
+    t.b->SetInsertionBlock(then_block);
+    t.b->Yield({t.b->Binary(
+        OpKind::Add, s,
+        t.b->Binary(OpKind::Mul, t.b->FloatConst(ElemKind::F64, 0.1), xi))});
+    t.b->SetInsertionBlock(else_block);
+    t.b->Yield({t.b->Binary(
+        OpKind::Add,
+        t.b->Binary(OpKind::Mul, t.b->FloatConst(ElemKind::F64, 0.99), s),
+        t.b->Binary(OpKind::Mul, t.b->FloatConst(ElemKind::F64, 0.01),
+                    t.b->Unary(OpKind::Sin, xi)))});
+    t.b->SetInsertionBlock(loop_body);
+    t.b->Yield({branch->result()});
+    t.b->SetInsertionBlock(body);
+    t.b->Yield({loop->result()});
+  }
+  t.Return({map->result()});
+  CheckJvp(t.f, {Floats(F64({d}), {0.33, 0.71, 1.37, 2.9})});
+}
+
 TEST_CASE("calls use the callee's derivative function, created once") {
   Module module;
   Dim* d = module.AddDim("d", 4);
