@@ -22,6 +22,7 @@
 
 #include "compiler/driver/options.h"
 #include "compiler/driver/pipeline.h"
+#include "compiler/transforms/pass_manager.h"
 
 namespace delta::driver {
 namespace {
@@ -131,6 +132,24 @@ void AddCommonOptions(CLI::App& command, CommonSpellings& spellings) {
       ->option_text("auto|always|never");
 }
 
+// The optimizer's debugging aids, for the commands that compile.
+void AddOptimizerOptions(CLI::App& command, OptimizerOptions& options) {
+  std::vector<std::string> names = {"all"};
+  for (const transforms::PassInfo& pass : transforms::AllPasses())
+    names.push_back(pass.cli_name.str());
+  command
+      .add_option("--print-after", options.print_after,
+                  "Print the IR on stderr after each run of the pass (or all)")
+      ->check(CLI::IsMember(names))
+      ->allow_extra_args(false)
+      ->option_text("NAME|all");
+  command.add_flag("--time-passes", options.time_passes,
+                   "Print how long each pass took on stderr");
+  command.add_flag("--verify-each", options.verify_each,
+                   "Verify the IR after every pass (always on in builds "
+                   "with assertions)");
+}
+
 CommonOptions ToCommonOptions(const CommonSpellings& spellings,
                               const char* argv0) {
   CommonOptions common;
@@ -179,6 +198,7 @@ int Main(int argc, char** argv) {
                         "Run with the IR interpreter instead of native code");
   run_command->add_option("-O", run.opt_level, "Optimization level 0-3")
       ->check(CLI::Range(0, 3));
+  AddOptimizerOptions(*run_command, run.optimizer);
   CommonSpellings run_spellings;
   AddCommonOptions(*run_command, run_spellings);
 
@@ -204,6 +224,7 @@ int Main(int argc, char** argv) {
                             "GPU architecture for --target=cuda");
   build_command->add_option("-O", build.opt_level, "Optimization level 0-3")
       ->check(CLI::Range(0, 3));
+  AddOptimizerOptions(*build_command, build.optimizer);
   CommonSpellings build_spellings;
   AddCommonOptions(*build_command, build_spellings);
 

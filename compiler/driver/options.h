@@ -34,6 +34,13 @@ struct CheckCommandOptions {
   bool print_locals = false;  // with --types: each function's local bindings
 };
 
+// The optimizer's debugging aids (docs/internals/passes.md).
+struct OptimizerOptions {
+  std::vector<std::string> print_after;  // pass names, or "all"
+  bool time_passes = false;
+  bool verify_each = false;  // also on by itself in builds with assertions
+};
+
 // What `dlc build` writes.
 enum class Emit { Executable, Library, Ir, Llvm, Asm, Obj, Ptx };
 
@@ -46,6 +53,7 @@ struct BuildCommandOptions {
   std::string target = "cpu";
   std::string gpu_arch = "sm_90";
   int opt_level = 2;
+  OptimizerOptions optimizer;
 };
 
 // `dlc run [--interp] FILE [ARGS…]`.
@@ -55,6 +63,7 @@ struct RunCommandOptions {
   bool interpret = false;
   std::vector<std::string> args;
   int opt_level = 2;
+  OptimizerOptions optimizer;
 };
 
 }  // namespace delta::driver

@@ -20,6 +20,7 @@
 #include "compiler/transforms/ad/differentiate.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
+#include "compiler/transforms/pass_manager.h"
 
 namespace delta::driver {
 
@@ -47,9 +48,9 @@ struct Compiled {
 };
 
 Compiled Compile(const std::string& input, const CommonOptions& common,
-                 int opt_level, llvm::SourceMgr& sources,
-                 DiagnosticEngine& diags, llvm::raw_ostream& err) {
-  (void)opt_level;
+                 int opt_level, const OptimizerOptions& optimizer,
+                 llvm::SourceMgr& sources, DiagnosticEngine& diags,
+                 llvm::raw_ostream& err) {
   Compiled compiled;
   // 1. Read, parse and check the file and its imports.
   sema::CheckOptions check_options;
@@ -72,7 +73,17 @@ Compiled Compile(const std::string& input, const CommonOptions& common,
     err << "dlc: internal compiler error: lowering produced invalid IR:\n";
     for (const std::string& problem : problems) err << "  " << problem << "\n";
     compiled.module.reset();
+    return compiled;
   }
+  // 5. Optimize: inline, simplify, CSE, DCE, fusion (docs/internals/
+  //    passes.md). Printed IR and timings go to stderr.
+  transforms::PipelineOptions pipeline;
+  pipeline.opt_level = opt_level;
+  pipeline.print_after = optimizer.print_after;
+  pipeline.time_passes = optimizer.time_passes;
+  pipeline.verify_each |= optimizer.verify_each;
+  if (!transforms::RunPipeline(*compiled.module, pipeline, err, err))
+    compiled.module.reset();
   return compiled;
 }
 
@@ -181,8 +192,8 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
   llvm::SourceMgr sources;
   DiagnosticEngine diags(sources, err, options.common.diagnostics,
                          UseColor(options.common.color));
-  Compiled compiled = Compile(options.input, options.common,
-                              options.opt_level, sources, diags, err);
+  Compiled compiled = Compile(options.input, options.common, options.opt_level,
+                              options.optimizer, sources, diags, err);
   if (!compiled.module) return kExitCompileError;
   switch (options.emit) {
     case Emit::Ir: {
@@ -210,8 +221,8 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
   llvm::SourceMgr sources;
   DiagnosticEngine diags(sources, err, options.common.diagnostics,
                          UseColor(options.common.color));
-  Compiled compiled = Compile(options.input, options.common,
-                              options.opt_level, sources, diags, err);
+  Compiled compiled = Compile(options.input, options.common, options.opt_level,
+                              options.optimizer, sources, diags, err);
   if (!compiled.module) return kExitCompileError;
   if (!compiled.module->FindFunction("main")) {
     diags.Report(DiagKind::NoMain, Span{},
