@@ -650,6 +650,13 @@ class Evaluator {
   Expected<Tensor> ExtractAs(const Tensor& tensor, const Type& type,
                              const Loc& loc, const Point& point = {});
   const Tensor& Get(const Value* value) { return values_[value]; }
+  // The element kind whose precision `elem`'s arithmetic uses: F64 for F32
+  // under InterpreterOptions::f32_as_f64, otherwise `elem` itself.
+  ElemKind Precision(ElemKind elem) const {
+    return elem == ElemKind::F32 && interpreter_.options_.f32_as_f64
+               ? ElemKind::F64
+               : elem;
+  }
   Expected<std::vector<Tensor>> RunBlock(const Block& block,
                                          std::vector<Tensor> args);
   Expected<Tensor> RunScalarRegion(const Op& op, const Block& block,
@@ -840,10 +847,10 @@ Error Evaluator::RunUnary(const Op& op) {
   if (!Supports(op.kind, x.elem))
     return InternalError(op, "not defined on " + ElemName(x.elem).str());
   Tensor result = x;
-  if (x.elem == ElemKind::F32) {
+  if (Precision(x.elem) == ElemKind::F32) {
     for (double& value : result.floats)
       value = FloatUnary(op.kind, static_cast<float>(value));
-  } else if (x.elem == ElemKind::F64) {
+  } else if (IsFloat(x.elem)) {
     for (double& value : result.floats) value = FloatUnary(op.kind, value);
   } else {
     for (int64_t& value : result.ints) value = IntUnary(op.kind, x.elem, value);
@@ -865,8 +872,8 @@ Error Evaluator::RunConvert(const Op& op) {
     int64_t* i_out = result->HasFloatStorage() ? nullptr : &result->ints[i];
     double f_unused;
     int64_t i_unused;
-    ConvertElement(x.elem, type.elem, f, n, f_out ? f_out : &f_unused,
-                   i_out ? i_out : &i_unused);
+    ConvertElement(x.elem, Precision(type.elem), f, n,
+                   f_out ? f_out : &f_unused, i_out ? i_out : &i_unused);
   }
   return SetResults(op, {std::move(*result)});
 }
@@ -888,15 +895,16 @@ Error Evaluator::RunBinary(const Op& op) {
   Expected<Tensor> result = Allocate(type, a->shape, op.loc);
   if (!result) return result.takeError();
   bool boolean = type.elem == ElemKind::Bool;
+  ElemKind precision = Precision(elem);
   for (size_t i = 0; i < a->NumElements(); ++i) {
-    if (elem == ElemKind::F32) {
+    if (precision == ElemKind::F32) {
       auto x = static_cast<float>(a->floats[i]);
       auto y = static_cast<float>(b->floats[i]);
       if (boolean)
         result->ints[i] = Compare(op.kind, x, y);
       else
         result->floats[i] = FloatArithmetic(op.kind, x, y);
-    } else if (elem == ElemKind::F64) {
+    } else if (precision == ElemKind::F64) {
       double x = a->floats[i];
       double y = b->floats[i];
       if (boolean)
@@ -1015,8 +1023,11 @@ Error Evaluator::RunSelect(const Op& op) {
 
 Error Evaluator::RunConst(const Op& op) {
   const Type& type = op.results[0]->type;
-  if (IsFloat(type.elem))
-    return SetResults(op, {Tensor::Float(type.elem, op.float_value)});
+  if (IsFloat(type.elem)) {
+    Tensor value = Tensor::Float(Precision(type.elem), op.float_value);
+    value.elem = type.elem;
+    return SetResults(op, {std::move(value)});
+  }
   Tensor value = Tensor::Int(type.elem, op.int_value);
   value.index_dim = type.index_dim;
   return SetResults(op, {std::move(value)});
@@ -1155,7 +1166,7 @@ Error Evaluator::RunReduce(const Op& op) {
   for (Walk outer(result->shape, StridesOf(result->shape)); !outer.done();
        outer.Next()) {
     Point point = PointOf(type.dims, outer.coords());
-    Fold fold(op.reduce, element_type.elem);
+    Fold fold(op.reduce, Precision(element_type.elem));
     if (!fused) {
       // The slice of x at this point, over the reduced dims in index order.
       Expected<Tensor> slice =
@@ -1248,8 +1259,8 @@ Error Evaluator::RunCumsum(const Op& op) {
       int64_t at = walk.offset() + k * strides[p];
       int64_t before = at - strides[p];
       if (result.HasFloatStorage())
-        result.floats[at] =
-            RoundTo(x.elem, result.floats[before] + result.floats[at]);
+        result.floats[at] = RoundTo(Precision(x.elem),
+                                    result.floats[before] + result.floats[at]);
       else
         result.ints[at] = *IntArithmetic(OpKind::Add, x.elem,
                                          result.ints[before], result.ints[at]);
@@ -1391,8 +1402,9 @@ Error Evaluator::RunScatterAdd(const Op& op) {
       offset += position * index_strides[k];
     }
     if (sums->HasFloatStorage())
-      sums->floats[offset] = RoundTo(
-          sums->elem, sums->floats[offset] + spread_values->floats[element]);
+      sums->floats[offset] =
+          RoundTo(Precision(sums->elem),
+                  sums->floats[offset] + spread_values->floats[element]);
     else
       sums->ints[offset] =
           *IntArithmetic(OpKind::Add, sums->elem, sums->ints[offset],
@@ -1509,8 +1521,9 @@ Error Evaluator::RunPrint(const Op& op) {
   return Error::success();
 }
 
-Interpreter::Interpreter(const Module& module, llvm::raw_ostream& out)
-    : module_(module), out_(out) {}
+Interpreter::Interpreter(const Module& module, llvm::raw_ostream& out,
+                         InterpreterOptions options)
+    : module_(module), out_(out), options_(options) {}
 
 Error RunMain(const Module& module, llvm::raw_ostream& out) {
   const Function* main = module.FindFunction("main");

@@ -51,10 +51,18 @@ struct Tensor {
 // The §7 text of a value: `3`, `0.1`, `[a=2, b=3] [[1, 2, 3], [4, 5, 6]]`.
 std::string FormatTensor(const Tensor& tensor);
 
+struct InterpreterOptions {
+  // Evaluates every f32 op in double precision without rounding to float
+  // (the values keep type f32). Finite differences of f32 programs need it:
+  // with float rounding, (f(x+h) - f(x-h)) / 2h is mostly rounding noise.
+  bool f32_as_f64 = false;
+};
+
 class Interpreter {
  public:
   // `print` ops write to `out`.
-  explicit Interpreter(const Module& module, llvm::raw_ostream& out);
+  explicit Interpreter(const Module& module, llvm::raw_ostream& out,
+                       InterpreterOptions options = {});
 
   // Calls `function` with its size parameters (i64 scalars) first, then its
   // parameters. Returns the results, or a run-time error whose message
@@ -71,6 +79,7 @@ class Interpreter {
   friend class Evaluator;
   const Module& module_;
   llvm::raw_ostream& out_;
+  InterpreterOptions options_;
   std::set<OpKind> executed_kinds_;
   int call_depth_ = 0;
 };

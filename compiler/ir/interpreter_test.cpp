@@ -39,6 +39,7 @@ struct Fixture {
   Function* f = module.AddFunction("f");
   Builder b{f};
   std::string printed;
+  InterpreterOptions options;
 
   Fixture() { b.SetLoc({"t.dl", 3, 14}); }
 
@@ -60,7 +61,7 @@ struct Fixture {
     auto errors = Verify(module);
     for (const auto& error : errors) FAIL(error);
     llvm::raw_string_ostream out(printed);
-    Interpreter interpreter(module, out);
+    Interpreter interpreter(module, out, options);
     auto values = interpreter.Call(*f, std::move(args));
     covered_kinds.insert(interpreter.executed_kinds().begin(),
                          interpreter.executed_kinds().end());
@@ -246,6 +247,38 @@ TEST_CASE("f32 results are rounded to float after every op") {
   auto out = t.Run({sum32, sum64, tenth, tenth64, third});
   CHECK(out == std::vector<std::string>{"16777216", "16777217", "0.3",
                                         "0.30000000000000004", "0.33333334"});
+}
+
+TEST_CASE("f32_as_f64 evaluates f32 ops in double without rounding") {
+  Fixture t;
+  t.options.f32_as_f64 = true;
+  Dim* a = t.module.AddDim("a", 3);
+  Value* x = t.Param(F32({a}));
+  Value* sum32 = t.b.Binary(OpKind::Add, t.F(16777216), t.F(1));
+  Value* third = t.b.Binary(OpKind::Div, t.F(1), t.F(3));
+  Value* tenth = t.F(0.1);
+  Value* root = t.b.Unary(OpKind::Sqrt, t.F(2));
+  Value* converted = t.b.Convert(t.L(16777217), ElemKind::F32);
+  Value* total = t.b.Reduce(ReduceKind::Sum, x, {a});
+  Value* scan = t.b.Cumsum(x, a);
+  // Arguments are taken as they are, not rounded to float.
+  Tensor arg;
+  arg.elem = ElemKind::F32;
+  arg.dims = DimList{a};
+  arg.shape = {3};
+  arg.floats = {1e8, 1.0 / 3, 1};
+  auto values =
+      t.Call({sum32, third, tenth, root, converted, total, scan}, {arg});
+  REQUIRE(values);
+  REQUIRE(values->size() == 7);
+  CHECK((*values)[0].elem == ElemKind::F32);
+  CHECK((*values)[0].floats[0] == 16777217.0);
+  CHECK((*values)[1].floats[0] == 1.0 / 3);
+  CHECK((*values)[2].floats[0] == 0.1);
+  CHECK((*values)[3].floats[0] == std::sqrt(2.0));
+  CHECK((*values)[4].floats[0] == 16777217.0);
+  CHECK((*values)[5].floats[0] == 1e8 + 1.0 / 3 + 1);
+  CHECK((*values)[6].floats[2] == 1e8 + 1.0 / 3 + 1);
 }
 
 TEST_CASE("integer arithmetic truncates and wraps") {
