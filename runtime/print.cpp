@@ -16,9 +16,7 @@ thread_local DeltaBuffer line = {};
 
 extern "C" {
 
-void delta_print_begin(void) {
-  line.size = 0;
-}
+void delta_print_begin(void) { line.size = 0; }
 
 void delta_print_text(const char* text) {
   delta_buffer_append(&line, text, std::strlen(text));

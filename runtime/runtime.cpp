@@ -25,8 +25,7 @@ void* delta_alloc(int64_t bytes) {
   // that every array has a distinct, freeable pointer.
   int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
-  void* pointer =
-      std::aligned_alloc(kAlignment, static_cast<size_t>(rounded));
+  void* pointer = std::aligned_alloc(kAlignment, static_cast<size_t>(rounded));
   if (pointer == nullptr)
     delta_fail(nullptr, 0, 0, "out of memory allocating an array");
   return pointer;

@@ -339,7 +339,8 @@ void FunctionEmitter::EmitReduceCustom(const ir::Op& op) {
     });
     llvm::Value* folded = builder_.CreateLoad(acc->getAllocatedType(), acc);
     if (acc_type.IsScalar()) {
-      StoreElement(view, coords, folded);
+      // A scalar result is read from `acc` after the nest.
+      if (result != nullptr) StoreElement(view, coords, folded);
       return;
     }
     ArrayView piece = View(acc_type, folded);
