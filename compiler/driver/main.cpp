@@ -22,6 +22,7 @@
 
 #include "compiler/driver/options.h"
 #include "compiler/driver/pipeline.h"
+#include "compiler/driver/test_runner.h"
 #include "compiler/transforms/pass_manager.h"
 
 namespace delta::driver {
@@ -38,7 +39,6 @@ struct PlannedCommand {
 };
 constexpr PlannedCommand kPlannedCommands[] = {
     {"repl", "Interactive session (also reads a script from stdin)"},
-    {"test", "Run the test directives in .dl files: dlc test PATH..."},
     {"fmt", "Format files in place: dlc fmt [--check] FILE..."},
     {"lsp", "Language server on stdin/stdout"},
 };
@@ -228,6 +228,21 @@ int Main(int argc, char** argv) {
   CommonSpellings build_spellings;
   AddCommonOptions(*build_command, build_spellings);
 
+  TestCommandOptions test;
+  CLI::App* test_command = app.add_subcommand(
+      "test",
+      "Run the test directives in .dl files (expected output, expected "
+      "errors, gradient checks): dlc test [--interp-only] [-v] PATH...");
+  test_command
+      ->add_option("paths", test.paths, "Files, or folders searched for *.dl")
+      ->required();
+  test_command->add_flag("--interp-only", test.interpret_only,
+                         "Run main with the interpreter only, not compiled");
+  test_command->add_flag("-v,--verbose", test.verbose,
+                         "A line per gradient check, with its worst error");
+  CommonSpellings test_spellings;
+  AddCommonOptions(*test_command, test_spellings);
+
   std::vector<CLI::App*> planned;
   for (const PlannedCommand& command : kPlannedCommands) {
     CLI::App* sub = app.add_subcommand(command.name, command.usage);
@@ -283,6 +298,9 @@ int Main(int argc, char** argv) {
   if (run_command->parsed()) {
     run.common = ToCommonOptions(run_spellings, argv[0]);
     status = Run(run, llvm::outs(), llvm::errs());
+  } else if (test_command->parsed()) {
+    test.common = ToCommonOptions(test_spellings, argv[0]);
+    status = Test(test, llvm::outs(), llvm::errs());
   } else if (build_command->parsed()) {
     build.common = ToCommonOptions(build_spellings, argv[0]);
     build.emit = build_lib        ? Emit::Library
