@@ -2,6 +2,7 @@
 #include "compiler/ir/builder.h"
 
 #include <cassert>
+#include <cstdint>
 
 namespace delta::ir {
 
@@ -63,7 +64,16 @@ void Builder::Return(std::vector<Value*> values) {
 Value* Builder::FloatConst(ElemKind kind, double value) {
   Op* op = Create(OpKind::Const, {}, {Type{kind, nullptr, {}}});
   op->float_value = value;
-  op->int_value = static_cast<int64_t>(value);
+  // The integer view of a float constant saturates (no UB out of range).
+  if (value != value) {
+    op->int_value = 0;
+  } else if (value >= 9.2233720368547758e18) {
+    op->int_value = INT64_MAX;
+  } else if (value <= -9.2233720368547758e18) {
+    op->int_value = INT64_MIN;
+  } else {
+    op->int_value = static_cast<int64_t>(value);
+  }
   return op->result();
 }
 

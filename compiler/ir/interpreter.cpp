@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "runtime/format.h"
@@ -685,7 +686,9 @@ class Evaluator {
   Error SetResults(const Op& op, std::vector<Tensor> results);
 
   Interpreter& interpreter_;
-  llvm::DenseMap<const Value*, Tensor> values_;
+  // Node-based, so that a reference to a value stays valid while regions
+  // add values (a loop holds its bounds while running its body).
+  std::unordered_map<const Value*, Tensor> values_;
   llvm::DenseMap<const Dim*, int64_t> dim_sizes_;
 };
 

@@ -373,7 +373,10 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
 
   if (builtin == sema::Builtin::Jvp) {
     Leaves primals = Expr(call->args[1].value);
-    Leaves tangents = Expr(call->args[2].value);
+    // Tangents of integer leaves (inside a struct) are not passed.
+    Leaves tangents;
+    for (ir::Value* leaf : Expr(call->args[2].value))
+      if (ir::IsFloat(leaf->type.elem)) tangents.push_back(leaf);
     SetLoc(call->span);
     std::vector<ir::Value*> operands = primals;
     operands.insert(operands.end(), captured.begin(), captured.end());
@@ -396,7 +399,8 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
   SetLoc(call->span);
   ir::Op* primal = EmitCall(wrapped.function, operands, dims);
   const sema::Callable* pullback = call->type->elements[1]->callable;
-  pullbacks_[pullback] = PullbackInfo{wrapped, operands, dims, param_leaves};
+  PullbackInfo remembered{wrapped, operands, dims, param_leaves, sizes};
+  pullbacks_[pullback] = std::move(remembered);
   return Leaves(primal->results.begin(), primal->results.end());
 }
 

@@ -98,6 +98,9 @@ class Lowerer {
                   const DimSubst& sizes, Span span);
   Leaves CallPullback(const sema::Callable* pullback,
                       const std::vector<Leaves>& args, Span span);
+  // A tangent of `type` from its float leaves, with zeros for the others.
+  Leaves ExpandTangent(const Leaves& float_leaves, const sema::Type* type,
+                       const DimSubst& sizes);
   // jvp(f, …) and vjp(f, …).
   Leaves TransformBuiltin(const ast::CallExpr* call, sema::Builtin builtin);
 
@@ -131,6 +134,7 @@ class Lowerer {
     std::vector<ir::Value*> operands;  // the primal arguments and captures
     std::vector<const ir::Dim*> dims;
     size_t param_leaves = 0;  // how many operands are primal arguments
+    DimSubst sizes;           // the primal's size parameters
   };
   llvm::DenseMap<const sema::Callable*, PullbackInfo> pullbacks_;
 

@@ -80,9 +80,12 @@ class BuiltinChecker {
   DiagBuilder Fail(Span span, const std::string& message) {
     return checker_.Error(DiagKind::BadBuiltinUse, span, message);
   }
+  // Checks the arguments after an error, for their own errors only: a bare
+  // name is skipped (it is a dim, or its error was already reported).
   const Type* CheckAllArgs() {
     for (ast::Arg& arg : call_->args)
-      if (!llvm::isa<ast::StringLitExpr>(arg.value) && !AsDim(arg.value))
+      if (!llvm::isa<ast::StringLitExpr>(arg.value) &&
+          !llvm::isa<ast::NameExpr>(arg.value))
         checker_.CheckExpr(arg.value, context_);
     return types_.Error();
   }
@@ -424,10 +427,9 @@ const Type* BuiltinChecker::CheckRename() {
   }
   Record({});
   if (from == to) return x;
-  return RemoveDims(x, {from}, false, Arg(0)->span) == types_.Error()
-             ? types_.Error()
-             : checker_.Lift(RemoveDims(x, {from}, false, Arg(0)->span), {to},
-                             call_->span);
+  const Type* rest = RemoveDims(x, {from}, false, Arg(0)->span);
+  if (rest->IsError()) return rest;
+  return checker_.Lift(rest, {to}, call_->span);
 }
 
 const Type* BuiltinChecker::CheckBroadcast() {

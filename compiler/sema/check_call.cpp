@@ -216,7 +216,7 @@ const Signature* Checker::DerivedSignature(
       for (unsigned index : callable->wrt) {
         if (index >= inner->params.size()) return nullptr;
         const Type* param = inner->params[index];
-        if (!IsFloatValued(param)) {
+        if (!HasFloatLeaf(param)) {
           Error(DiagKind::NotDifferentiable, use,
                 "cannot differentiate with respect to `" +
                     inner->param_names[index].str() + "` of type " +
@@ -288,8 +288,14 @@ const Type* Checker::ApplySignature(const Signature& signature,
                                     const std::vector<ast::Expr*>& arg_exprs,
                                     const DimMap& explicit_bindings,
                                     llvm::StringRef callee_name, Span call_span,
-                                    CallInfo* info) {
+                                    CallInfo* info, bool exact) {
   std::string name = callee_name.str();
+  // How an argument is named in messages: struct literals have fields.
+  auto argument = [&](size_t i) {
+    if (exact && i < signature.param_names.size())
+      return "field `" + signature.param_names[i].str() + "`";
+    return "argument " + std::to_string(i + 1);
+  };
   if (arg_types.size() != signature.params.size()) {
     Error(DiagKind::ArgCount, call_span,
           "`" + name + "` takes " + std::to_string(signature.params.size()) +
@@ -357,10 +363,9 @@ const Type* Checker::ApplySignature(const Signature& signature,
   for (size_t i = 0; i < arg_types.size(); ++i) {
     if (!match(signature.params[i], arg_types[i], i)) {
       const Type* param = Resolve(signature.params[i]);
-      Error(DiagKind::NoLifting, arg_spans[i],
-            "argument " + std::to_string(i + 1) + " of `" + name +
-                "`: expected " + TypeString(param) + ", found " +
-                TypeString(arg_types[i]))
+      Error(exact ? DiagKind::TypeMismatch : DiagKind::NoLifting, arg_spans[i],
+            argument(i) + " of `" + name + "`: expected " + TypeString(param) +
+                ", found " + TypeString(arg_types[i]))
           .Note(call_span,
                 "`" + name + "` has type " + SignatureString(signature));
       failed = true;
@@ -439,6 +444,15 @@ const Type* Checker::ApplySignature(const Signature& signature,
         return;
       }
       DimSet extra = pair.arg_dims.Minus(instantiated);
+      if (exact && !extra.empty()) {
+        // A field is an expected type: no extra dims (contract 2.1).
+        failure_span = arg_spans[pair.arg];
+        failure_expr = arg_exprs.empty() ? nullptr : arg_exprs[pair.arg];
+        failure_expected = Substitute(signature.params[pair.arg], binding);
+        failure_actual = arg_types[pair.arg];
+        last_failure = "mismatch";
+        return;
+      }
       if (!seen[pair.arg]) {
         candidate.extra[pair.arg] = extra;
         seen[pair.arg] = true;
@@ -470,7 +484,8 @@ const Type* Checker::ApplySignature(const Signature& signature,
   if (candidates.empty()) {
     if (last_failure == "mismatch" && unbound.empty()) {
       ReportMismatch(failure_span, failure_expected, failure_actual,
-                     "argument of `" + name + "`", failure_expr);
+                     (exact ? "a field of `" : "argument of `") + name + "`",
+                     failure_expr);
     } else {
       std::string args;
       for (const Type* arg : arg_types)
@@ -488,12 +503,16 @@ const Type* Checker::ApplySignature(const Signature& signature,
     return types().Error();
   }
   if (candidates.size() > 1) {
-    // Name a size parameter whose binding differs between candidates.
-    const DimInfo* param = nullptr;
+    // The size parameters whose binding differs between candidates; the
+    // message names the first, the fix binds them all.
+    std::vector<const DimInfo*> differing;
     for (const DimInfo* p : unbound)
       for (const Candidate& c : candidates)
-        if (c.binding.at(p) != candidates[0].binding.at(p)) param = p;
-    if (!param) param = unbound.front();
+        if (c.binding.at(p) != candidates[0].binding.at(p) &&
+            !llvm::is_contained(differing, p))
+          differing.push_back(p);
+    if (differing.empty()) differing.push_back(unbound.front());
+    const DimInfo* param = differing.front();
     std::vector<std::string> options;
     for (const Candidate& c : candidates) {
       std::string option = c.binding.at(param)->name.str();
@@ -503,17 +522,23 @@ const Type* Checker::ApplySignature(const Signature& signature,
     for (size_t i = 0; i < options.size(); ++i)
       listed += (i ? (i + 1 == options.size() ? " or " : ", ") : "") +
                 ("`" + options[i] + "`");
+    auto bindings = [&](const Candidate& c, const char* separator) {
+      std::string text;
+      for (const DimInfo* p : differing)
+        text += (text.empty() ? "" : ", ") + p->name.str() + separator +
+                c.binding.at(p)->name.str();
+      return text;
+    };
     auto diag = Error(DiagKind::AmbiguousLifting, call_span,
                       "ambiguous lifting of `" + name + "`: size parameter `" +
                           param->name.str() + "` could be " + listed +
                           "; bind it by name: " + name + "[" +
-                          param->name.str() + ": " + options.back() + "](…)");
+                          bindings(candidates.back(), ": ") + "](…)");
     for (const Candidate& c : candidates) {
       DimSet lift;
       for (const DimSet& extra : c.extra) lift = lift.Union(extra);
       diag.Note(call_span,
-                "with " + param->name.str() + " = " +
-                    c.binding.at(param)->name.str() +
+                "with " + bindings(c, " = ") +
                     (lift.empty() ? std::string(", no lifting")
                                   : ", lifted over " + DimString(lift)));
     }

@@ -23,6 +23,32 @@ const Symbol* Scope::Lookup(llvm::StringRef name) const {
   return nullptr;
 }
 
+void CollectLocalDimNames(const ast::BlockExpr* block,
+                          std::set<std::string>& names) {
+  std::function<void(const ast::Expr*)> visit = [&](const ast::Expr* expr) {
+    if (!expr) return;
+    if (auto* inner = llvm::dyn_cast<ast::BlockExpr>(expr)) {
+      CollectLocalDimNames(inner, names);
+    } else if (auto* if_expr = llvm::dyn_cast<ast::IfExpr>(expr)) {
+      CollectLocalDimNames(if_expr->then_block, names);
+      visit(if_expr->else_branch);
+    } else if (auto* loop = llvm::dyn_cast<ast::LoopExpr>(expr)) {
+      CollectLocalDimNames(loop->body, names);
+    } else if (auto* for_expr = llvm::dyn_cast<ast::ForExpr>(expr)) {
+      CollectLocalDimNames(for_expr->body, names);
+    }
+  };
+  for (const ast::Stmt* stmt : block->stmts) {
+    if (auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt))
+      names.insert(dim->name.name.str());
+    else if (auto* let = llvm::dyn_cast<ast::LetStmt>(stmt))
+      visit(let->value);
+    else
+      visit(llvm::cast<ast::ExprStmt>(stmt)->expr);
+  }
+  visit(block->result);
+}
+
 bool IsScalarTypeName(llvm::StringRef name) {
   return name == "f32" || name == "f64" || name == "i32" || name == "i64" ||
          name == "bool";
@@ -73,9 +99,20 @@ void Checker::ReportUnknown(const ast::Ident& name, const Scope* scope,
   std::string best;
   unsigned best_distance = 3;
   // Only on an error: try every symbol name that is visible from `scope`.
+  // Suggest only names of the kind that is wanted here.
+  auto fits = [&](const Symbol& symbol) {
+    using K = Symbol::Kind;
+    if (what == "dim") return symbol.kind == K::Dim;
+    if (what == "type")
+      return symbol.kind == K::Dim || symbol.kind == K::Struct;
+    if (what == "struct") return symbol.kind == K::Struct;
+    if (what == "module") return symbol.kind == K::Module;
+    if (what == "function") return symbol.kind == K::Function;
+    return symbol.kind != K::Struct && symbol.kind != K::Module;
+  };
   std::vector<llvm::StringRef> candidates;
   for (const Symbol& symbol : program_.symbols)
-    if (scope->Lookup(symbol.name) == &symbol)
+    if (fits(symbol) && scope->Lookup(symbol.name) == &symbol)
       candidates.push_back(symbol.name);
   for (llvm::StringRef candidate : candidates) {
     unsigned distance = name.name.edit_distance(candidate, true, best_distance);
@@ -99,7 +136,7 @@ const Scope* Checker::Bind(const Scope* scope, Symbol* symbol,
                 "` would shadow a dim; dims and values share one namespace")
           .Note(existing->span,
                 "dim `" + symbol->name.str() + "` is declared here");
-      return scope;
+      // Bind it all the same, so that later uses are not errors too.
     }
   }
   Scope* inner = NewScope(scope);
@@ -114,6 +151,18 @@ void Checker::ResolveRecorded() {
   for (const sema::Type** slot : slots_)
     if (*slot) *slot = Resolve(*slot);
   slots_.clear();
+  for (const ast::IntLitExpr* literal : int_literals_) {
+    const Type* type = Resolve(literal->type);
+    if (type->kind != Type::Kind::Scalar || !IsInteger(type->scalar)) continue;
+    uint64_t max = type->scalar == ScalarKind::I32 ? INT32_MAX : INT64_MAX;
+    if (negated_literals_.contains(literal)) ++max;
+    if (literal->value > max)
+      Error(DiagKind::LiteralOutOfRange, literal->span,
+            "integer literal " + std::to_string(literal->value) +
+                " does not fit in " + ScalarName(type->scalar).str());
+  }
+  int_literals_.clear();
+  negated_literals_.clear();
 }
 
 std::optional<int64_t> Checker::ConstantInt(ast::Expr* expr,
@@ -381,6 +430,10 @@ void Checker::CheckFnSignature(FnInfo* fn) {
   const Scope* module_scope = fn->module->scope;
   Scope* scope = NewScope(module_scope);
   Signature& signature = fn->signature;
+  // Names of the body's local dims, to explain why the signature cannot
+  // use them (E0314).
+  local_dim_names_.clear();
+  if (decl->body) CollectLocalDimNames(decl->body, local_dim_names_);
   for (const ast::Ident& param : decl->size_params) {
     if (const Symbol* existing = scope->Lookup(param.name);
         existing && existing->kind != Symbol::Kind::Builtin) {
@@ -407,6 +460,7 @@ void Checker::CheckFnSignature(FnInfo* fn) {
   signature.result = decl->result_type
                          ? ResolveTypeExpr(decl->result_type, scope)
                          : types().Unit();
+  local_dim_names_.clear();
   signature_scopes_[fn] = scope;  // the body sees the size parameters
 }
 
@@ -537,8 +591,16 @@ void Checker::CheckModule(ModuleInfo* module) {
     auto* import = llvm::dyn_cast<ast::ImportDecl>(decl);
     if (!import) continue;
     ModuleInfo* imported = ResolveImport(import, module);
-    if (!imported) continue;
     const ast::Ident& name = import->alias ? *import->alias : import->module;
+    if (!imported) {
+      // A module symbol without a module: its uses are quietly errors.
+      if (!module->scope->LookupLocal(name.name)) {
+        Symbol* symbol = NewSymbol(Symbol::Kind::Module, name.name, name.span);
+        symbol->owner = module;
+        module->scope->Add(symbol);
+      }
+      continue;
+    }
     if (const Symbol* existing = module->scope->LookupLocal(name.name)) {
       Error(DiagKind::Redefinition, name.span,
             "`" + name.name.str() + "` is imported twice")
@@ -574,8 +636,13 @@ void Checker::CheckModule(ModuleInfo* module) {
     }
     EndStatement(first);
     ResolveRecorded();
+    // A size that is not an i64 was reported as a type error already.
+    bool well_typed =
+        dim->size->type && dim->size->type->IsScalarOf(ScalarKind::I64);
     auto size = ConstantInt(dim->size, module->scope);
-    if (!size) {
+    if (!well_typed) {
+      continue;
+    } else if (!size) {
       Error(DiagKind::BadDimSize, dim->size->span,
             "the size of module-level dim `" + dim->name.name.str() +
                 "` must be a compile-time constant");

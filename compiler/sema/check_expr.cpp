@@ -111,14 +111,24 @@ const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
                           const Type* b, Span span) {
   const Type* kind = UnifyLeafKinds(checker, a, b);
   auto fail = [&](const std::string& why) {
-    checker
-        .Error(DiagKind::BadOperand, span,
-               std::string("cannot apply `") + OpSpelling(op) + "` to " +
-                   checker.TypeString(a) + " and " + checker.TypeString(b) +
-                   why)
-        .Note(span, "convert one side, e.g. with f64(…) or f32(…)");
+    auto diag = checker.Error(DiagKind::BadOperand, span,
+                              std::string("cannot apply `") + OpSpelling(op) +
+                                  "` to " + checker.TypeString(a) + " and " +
+                                  checker.TypeString(b) + why);
+    // Suggest the conversion that fits the operands.
+    const Type* ra = checker.Resolve(a);
+    const Type* rb = checker.Resolve(b);
+    if (ra->kind == Type::Kind::Index || rb->kind == Type::Kind::Index)
+      diag.Note(span,
+                "an index supports == and !=; for arithmetic convert "
+                "it with i64(i)");
+    else if (ra->kind == Type::Kind::Scalar && rb->kind == Type::Kind::Scalar &&
+             ra->scalar != rb->scalar && ra->scalar != ScalarKind::Bool &&
+             rb->scalar != ScalarKind::Bool)
+      diag.Note(span, "convert one side, e.g. with f64(…) or f32(…)");
     return checker.types().Error();
   };
+
   if (!kind) return fail("");
   DimSet dims = a->dims.Union(b->dims);
   TypeContext& types = checker.types();
@@ -201,6 +211,20 @@ const Type* Checker::CheckBlock(ast::BlockExpr* block, Context& context) {
   for (ast::Stmt* stmt : block->stmts) CheckStmt(stmt, inner);
   const Type* type = types().Unit();
   if (block->result) type = CheckExpr(block->result, inner);
+  // A dim declared in this block ends with it; its value cannot keep it.
+  DimSet result_dims = AllDims(Resolve(type));
+  for (ast::Stmt* stmt : block->stmts) {
+    auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt);
+    if (dim && dim->symbol && result_dims.Contains(dim->symbol->dim)) {
+      Error(DiagKind::DimEscapes, block->result->span,
+            "this value has dim `" + dim->name.name.str() +
+                "`, which is declared inside the block and ends with it; "
+                "reduce over it, or declare the dim outside")
+          .Note(dim->name.span, "declared here");
+      type = types().Error();
+      break;
+    }
+  }
   block->type = type;
   Record(&block->type);
   return type;
@@ -442,6 +466,7 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
     symbol = context.scope->Lookup(head.name);
   } else if (const Symbol* module = context.scope->Lookup(head.name);
              module && module->kind == Symbol::Kind::Module) {
+    if (!module->module) return types.Error();  // a failed import
     symbol = module->module->scope->LookupLocal(lit->path.back().name);
   }
   auto check_fields_only = [&]() {
@@ -528,7 +553,8 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
     arg_spans.push_back(value->span);
   }
   return checker.ApplySignature(constructor, arg_types, arg_spans, by_field, {},
-                                info->decl->name.name, lit->span, nullptr);
+                                info->decl->name.name, lit->span, nullptr,
+                                /*exact=*/true);
 }
 
 static const Type* CheckLoop(Checker& checker, ast::LoopExpr* loop,
@@ -602,6 +628,7 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
           break;
         case ast::LitSuffix::None:
           type = types().LitVar(literals_.NewVar(/*is_float=*/false));
+          int_literals_.push_back(lit);
           break;
       }
       if (lit->suffix == ast::LitSuffix::I64 &&
@@ -675,6 +702,9 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
     }
     case ast::Expr::Kind::Unary: {
       auto* unary = llvm::cast<ast::UnaryExpr>(expr);
+      if (unary->op == ast::UnaryOp::Neg &&
+          llvm::isa<ast::IntLitExpr>(unary->operand))
+        negated_literals_.insert(unary->operand);
       const Type* operand = Resolve(CheckExpr(unary->operand, context));
       if (operand->IsError()) break;
       if (unary->op == ast::UnaryOp::Not) {
@@ -717,6 +747,7 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
         if (symbol && symbol->kind == Symbol::Kind::Module) {
           base_name->symbol = const_cast<Symbol*>(symbol);
           base_name->type = types().Unit();
+          if (!symbol->module) break;  // a failed import, already reported
           const Symbol* member =
               symbol->module->scope->LookupLocal(field->field.name);
           if (!member) {

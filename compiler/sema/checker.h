@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,10 @@ class Checker;
 // f32, f64, i32, i64, bool: type names that no declaration may take.
 bool IsScalarTypeName(llvm::StringRef name);
 
+// The names of the dims declared by `dim` statements anywhere in `block`.
+void CollectLocalDimNames(const ast::BlockExpr* block,
+                          std::set<std::string>& names);
+
 // Leaf and value combinations shared by operators and builtins
 // (check_expr.cpp).
 const Type* UnifyLeafKinds(Checker& checker, const Type* a, const Type* b);
@@ -110,6 +115,8 @@ class Checker {
   bool ContainsFunction(const Type* type);
   // Does every leaf of `type` hold floats?
   bool IsFloatValued(const Type* type);
+  // Does some leaf of `type` hold floats (so that it has a derivative)?
+  bool HasFloatLeaf(const Type* type);
   // The scalar kind shared by every leaf, fixing literals to it if needed.
   const Type* LeafKindOf(const Type* type);
   const Type* ResolveTypeExpr(ast::TypeExpr* type, const Scope* scope);
@@ -134,7 +141,7 @@ class Checker {
                              const std::vector<ast::Expr*>& arg_exprs,
                              const DimMap& explicit_bindings,
                              llvm::StringRef callee_name, Span call_span,
-                             CallInfo* info);
+                             CallInfo* info, bool exact = false);
   // The signature of a function value; `arg_types` lets an unannotated
   // lambda take its parameter types from its first call.
   const Signature* GetSignature(const Callable* callable,
@@ -212,6 +219,12 @@ class Checker {
   llvm::DenseSet<const ast::LetDecl*> lets_in_progress_;
   llvm::DenseSet<const ast::LetDecl*> lets_done_;
   std::vector<std::string> import_stack_;
+  // Unsuffixed integer literals, range-checked once their type is known;
+  // those written after a unary minus may reach the type's minimum.
+  std::vector<const ast::IntLitExpr*> int_literals_;
+  llvm::DenseSet<const ast::Expr*> negated_literals_;
+  // While a signature is resolved: its body's local dim names (E0314).
+  std::set<std::string> local_dim_names_;
 };
 
 }  // namespace delta::sema

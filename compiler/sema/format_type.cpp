@@ -11,11 +11,19 @@ std::string Bracket(const std::string& inside) {
   return inside.empty() ? "" : "[" + inside + "]";
 }
 
+// A dim of an imported module is written with its module's name, so that
+// it cannot be mistaken for a dim of the same name here.
+std::string DimName(const DimInfo* dim) {
+  if (dim->module && !dim->module->is_main)
+    return dim->module->name + "." + dim->name.str();
+  return dim->name.str();
+}
+
 std::string JoinDims(const std::vector<const DimInfo*>& dims) {
   std::string result;
   for (const DimInfo* dim : dims) {
     if (!result.empty()) result += ", ";
-    result += dim->name.str();
+    result += DimName(dim);
   }
   return result;
 }
@@ -34,7 +42,7 @@ std::string FormatType(const Type* type, LiteralSolver* literals) {
     case Type::Kind::Scalar:
       return ScalarName(type->scalar).str() + dims;
     case Type::Kind::Index:
-      return type->index_dim->name.str() + dims;
+      return DimName(type->index_dim) + dims;
     case Type::Kind::LitVar:
       if (literals) {
         if (auto value = literals->Value(type->var))

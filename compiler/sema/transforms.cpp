@@ -26,6 +26,18 @@ ast::Arg* Labelled(ast::CallExpr* call, llvm::StringRef label) {
 const Type* Checker::CheckTransform(Builtin builtin, ast::CallExpr* call,
                                     Context& context) {
   std::vector<ast::Arg*> args = Positional(call);
+  for (ast::Arg& arg : call->args) {
+    if (!arg.label) continue;
+    bool grad = builtin == Builtin::Grad || builtin == Builtin::ValueAndGrad;
+    bool allowed = (grad && arg.label->name == "wrt") ||
+                   (builtin == Builtin::Vmap && arg.label->name == "over");
+    if (!allowed) {
+      Error(DiagKind::UnknownLabel, arg.label->span,
+            "this transformation takes no argument `" + arg.label->name.str() +
+                ":`" + (grad ? "; did you mean `wrt:`?" : ""));
+      return types().Error();
+    }
+  }
   auto fail_args = [&](const std::string& form) {
     Error(DiagKind::ArgCount, call->span, "wrong arguments; use " + form);
     for (ast::Arg* arg : args) CheckExpr(arg->value, context);

@@ -157,7 +157,10 @@ void Checker::ReportMismatch(Span span, const Type* expected,
     DimSet missing = expected_leaf->dims.Minus(actual_leaf->dims);
     DimSet extra = actual_leaf->dims.Minus(expected_leaf->dims);
     if (missing.size() == 1 && extra.size() == 1) {
-      std::string value = what ? SourceText(what->span) : "x";
+      // Name the value only when it is a plain name or field path.
+      bool simple = what && (llvm::isa<ast::NameExpr>(what) ||
+                             llvm::isa<ast::FieldExpr>(what));
+      std::string value = simple ? SourceText(what->span) : "x";
       if (value.empty() || value.size() > 40) value = "x";
       message += "; use rename(" + value + ", " + (*extra.begin())->name.str() +
                  ", " + (*missing.begin())->name.str() + ")";
@@ -312,6 +315,25 @@ bool Checker::IsFloatValued(const Type* type) {
   }
 }
 
+bool Checker::HasFloatLeaf(const Type* type) {
+  type = Resolve(type);
+  switch (type->kind) {
+    case Type::Kind::Error:
+    case Type::Kind::LitVar:
+      return true;
+    case Type::Kind::Scalar:
+      return IsFloat(type->scalar);
+    case Type::Kind::Tuple:
+      return llvm::any_of(type->elements,
+                          [&](const Type* t) { return HasFloatLeaf(t); });
+    case Type::Kind::Struct:
+      return llvm::any_of(type->struct_info->field_types,
+                          [&](const Type* t) { return HasFloatLeaf(t); });
+    default:
+      return false;
+  }
+}
+
 const Type* Checker::LeafKindOf(const Type* type) {
   type = Resolve(type);
   switch (type->kind) {
@@ -337,6 +359,13 @@ const Type* Checker::LeafKindOf(const Type* type) {
 const DimInfo* Checker::ResolveDimName(const ast::Ident& name,
                                        const Scope* scope) {
   const Symbol* symbol = scope->Lookup(name.name);
+  if (!symbol && local_dim_names_.count(name.name.str())) {
+    Error(DiagKind::DimEscapes, name.span,
+          "dim `" + name.name.str() +
+              "` is declared inside the function, so its parameter and "
+              "result types cannot name it; make it a size parameter");
+    return nullptr;
+  }
   if (!symbol) {
     ReportUnknown(name, scope, "dim");
     return nullptr;
@@ -413,6 +442,7 @@ const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
         return type_expr->type = types().Error();
       }
       const ast::Ident& member = type_expr->path.back();
+      if (!module->module) return type_expr->type = types().Error();
       symbol = module->module->scope->LookupLocal(member.name);
       if (!symbol || symbol->kind != Symbol::Kind::Struct) {
         Error(DiagKind::UnknownMember, member.span,
