@@ -126,7 +126,7 @@ std::optional<Constant> FoldUnary(OpKind kind, const Constant& x, ElemKind to) {
       return std::nullopt;
   }
   if (ir::IsFloat(to))
-    result.integer = static_cast<int64_t>(result.real);
+    result.integer = FloatToInteger(ElemKind::I64, result.real);
   else
     result.real = static_cast<double>(result.integer);
   return result;
@@ -179,7 +179,7 @@ std::optional<Constant> FoldReal(OpKind kind, double a, double b,
     default:
       return std::nullopt;
   }
-  result.integer = static_cast<int64_t>(result.real);
+  result.integer = FloatToInteger(ElemKind::I64, result.real);
   return result;
 }
 

@@ -188,8 +188,10 @@ std::vector<Program> Programs() {
          Value* c = b.Binary(OpKind::Add, b.Binary(OpKind::Mul, x, a),
                              b.FloatConst(ElemKind::F32, -0.0));
          Value* big = b.Binary(OpKind::Mul, b.IntConst(ElemKind::I64, 1), k);
-         Value* wrapped =
-             b.Convert(b.FloatConst(ElemKind::F64, 1e300), ElemKind::I64);
+         // 3e9 saturates to i32's maximum.
+         Value* wrapped = b.Convert(
+             b.Convert(b.FloatConst(ElemKind::F64, 3e9), ElemKind::I32),
+             ElemKind::I64);
          Value* sum = b.Binary(OpKind::Add, big, wrapped);
          Value* root = b.Unary(OpKind::Sqrt, b.FloatConst(ElemKind::F32, 2));
          Return(b, {c, sum, root});
