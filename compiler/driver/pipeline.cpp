@@ -2,11 +2,10 @@
 // transformations, code generation) are added here as they exist.
 #include "compiler/driver/pipeline.h"
 
-#include <llvm/Support/Process.h>
-#include <llvm/Support/SourceMgr.h>
-
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/FileUtilities.h>
+#include <llvm/Support/Process.h>
+#include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/ToolOutputFile.h>
 
 #include "compiler/codegen/llvm/codegen.h"
@@ -17,9 +16,9 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/lower/lower.h"
-#include "compiler/transforms/ad/differentiate.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
+#include "compiler/transforms/ad/differentiate.h"
 #include "compiler/transforms/pass_manager.h"
 
 namespace delta::driver {
@@ -91,8 +90,8 @@ Compiled Compile(const std::string& input, const CommonOptions& common,
 std::unique_ptr<llvm::ToolOutputFile> OpenOutput(const std::string& path,
                                                  llvm::raw_ostream& err) {
   std::error_code error;
-  auto file = std::make_unique<llvm::ToolOutputFile>(
-      path, error, llvm::sys::fs::OF_Text);
+  auto file = std::make_unique<llvm::ToolOutputFile>(path, error,
+                                                     llvm::sys::fs::OF_Text);
   if (error) {
     err << "dlc: error: cannot write '" << path << "': " << error.message()
         << "\n";
