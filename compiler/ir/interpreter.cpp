@@ -1309,6 +1309,9 @@ Error Evaluator::RunLoop(const Op& op) {
   if (lo.HasFloatStorage() || hi.HasFloatStorage() || lo.ints.size() != 1 ||
       hi.ints.size() != 1)
     return InternalError(op, "bounds must be integer scalars");
+  // Copied: running the body adds values to values_, which may rehash and
+  // leave references into it dangling.
+  int64_t first = lo.ints[0], last = hi.ints[0];
   std::vector<Tensor> state;
   for (size_t i = 2; i < op.operands.size(); ++i)
     state.push_back(Get(op.operands[i]));
@@ -1322,7 +1325,7 @@ Error Evaluator::RunLoop(const Op& op) {
     if (!output) return output.takeError();
     stacked.push_back(std::move(*output));
   }
-  for (int64_t k = lo.ints[0]; k < hi.ints[0]; ++k) {
+  for (int64_t k = first; k < last; ++k) {
     std::vector<Tensor> args;
     args.push_back(dim ? Tensor::Index(dim, k) : Tensor::Int(ElemKind::I64, k));
     for (Tensor& value : state) args.push_back(std::move(value));

@@ -704,6 +704,22 @@ TEST_CASE("loops: over a range and over a dim") {
   CHECK(out == std::vector<std::string>{"45", "11"});
 }
 
+TEST_CASE("a loop body with many values keeps reading its bounds") {
+  // Regression: the bounds were read through references into the value map,
+  // which the body's values rehash.
+  Fixture t;
+  Op* loop = t.b.Create(OpKind::Loop, {t.L(0), t.L(3), t.F(0)}, {F32()});
+  Block* body = t.b.AddRegion(loop, {I64(), F32()});
+  {
+    InsertionGuard guard(t.b);
+    t.b.SetInsertionBlock(body);
+    Value* acc = body->args[1];
+    for (int i = 0; i < 200; ++i) acc = t.b.Binary(OpKind::Add, acc, t.F(1));
+    t.b.Yield({acc});
+  }
+  CHECK(t.RunOne(loop->result()) == "600");
+}
+
 TEST_CASE("a loop over a dim stacks the values yielded after the state") {
   Fixture t;
   Dim* time = t.module.AddDim("time", 3);
