@@ -432,7 +432,8 @@ void FileTest::RunGradchecks() {
   }
 }
 
-// The .dl files under `path` (itself, if it is a file), sorted.
+// The .dl files under `path` (itself, if it is a file), sorted; folders
+// named Inputs are skipped.
 bool CollectFiles(const std::string& path, std::vector<std::string>& files) {
   if (!llvm::sys::fs::is_directory(path)) {
     if (!llvm::sys::fs::exists(path)) return false;
@@ -442,10 +443,14 @@ bool CollectFiles(const std::string& path, std::vector<std::string>& files) {
   std::vector<std::string> found;
   std::error_code error;
   for (llvm::sys::fs::recursive_directory_iterator it(path, error), end;
-       it != end && !error; it.increment(error))
-    if (llvm::sys::path::extension(it->path()) == ".dl" &&
-        !llvm::sys::fs::is_directory(it->path()))
+       it != end && !error; it.increment(error)) {
+    bool is_directory = llvm::sys::fs::is_directory(it->path());
+    // As in lit, `Inputs` folders hold files that tests use, not tests.
+    if (is_directory && llvm::sys::path::filename(it->path()) == "Inputs")
+      it.no_push();
+    else if (!is_directory && llvm::sys::path::extension(it->path()) == ".dl")
       found.push_back(it->path());
+  }
   std::sort(found.begin(), found.end());
   files.insert(files.end(), found.begin(), found.end());
   return !error;
