@@ -107,8 +107,9 @@ void ParseDirective(llvm::StringRef comment, unsigned line,
         keyword == "expect-error" || keyword == "expect-warning";
     if (is_diagnostic && rest.consume_front("@")) {
       size_t colon = rest.find(':');
-      if (colon == llvm::StringRef::npos ||
-          rest.take_front(colon).getAsInteger(10, offset))
+      llvm::StringRef number = rest.take_front(colon);
+      number.consume_front("+");  // getAsInteger reads "-1" but not "+1"
+      if (colon == llvm::StringRef::npos || number.getAsInteger(10, offset))
         return problem("cannot read the line offset of " + keyword.str());
       rest = rest.drop_front(colon);
     }
