@@ -1,0 +1,79 @@
+/* The CUDA side of the runtime: the driver API found at run time with
+   dlopen("libcuda.so.1"), kernel modules (PTX text embedded in the host
+   code), launches and device memory for code built with --target=cuda.
+   Nothing here needs CUDA to build, link or load; without a driver or a
+   GPU the first call fails with `error: no CUDA device: …` (exit 1). See
+   docs/gpu.md. */
+#ifndef DELTA_RUNTIME_CUDA_H_
+#define DELTA_RUNTIME_CUDA_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a failed check in a kernel reports, indexed by the code the kernel
+   leaves in the error slot (code k is entry k - 1). `formatted` says
+   whether `message` takes the two integers the kernel stored. */
+typedef struct DeltaCudaCheck {
+  const char* file; /* null: no source location */
+  int32_t line;
+  int32_t column;
+  const char* message;
+  int32_t formatted;
+} DeltaCudaCheck;
+
+/* Loads the driver, picks device 0 and its primary context; a run-time
+   error if there is none. Idempotent. */
+void delta_cuda_init(void);
+
+/* The kernel `name` of the PTX module `ptx`, cached in *slot (a global of
+   the host code, null at first). `checks` is the module's table of device
+   checks (`check_count` entries), used by delta_cuda_check. */
+void* delta_cuda_function(void** slot, const char* ptx, const char* name,
+                          const DeltaCudaCheck* checks, int64_t check_count);
+
+/* Launches `function` on a grid_x × grid_y grid of block_x × block_y
+   threads; `args` points at each kernel parameter (cuLaunchKernel's
+   kernelParams). Asynchronous. */
+void delta_cuda_launch(void* function, int64_t grid_x, int64_t grid_y,
+                       int64_t block_x, int64_t block_y, int64_t shared_bytes,
+                       void** args);
+
+/* The number of multiprocessors of the device, for launch geometry. */
+int64_t delta_cuda_multiprocessors(void);
+
+/* The device's error slot (four i64: code, first, second, unused) that
+   kernels write when a check fails; zero while all is well. */
+void* delta_cuda_error_slot(void);
+
+/* Waits for the device and reports a failed kernel check (delta_fail) or
+   a driver error. */
+void delta_cuda_check(void);
+
+/* Arrays with a device copy. Host code keeps using host pointers as the
+   arrays' identity (so the CPU code generator's ownership rules apply
+   unchanged); the runtime maps each to its device buffer and knows which
+   copy is current. Arrays are never written after they are made, so a copy
+   stays valid once made. */
+
+/* A fresh array of `bytes` whose contents will be written on the device
+   (the host copy is stale until delta_cuda_host). */
+void* delta_cuda_alloc(int64_t bytes);
+/* The device address of the array `host`, copying it to the device first if
+   the device has no copy yet. */
+void* delta_cuda_device(void* host, int64_t bytes);
+/* Makes the host copy of `host` current (a device-to-host copy if the
+   array was made on the device and not read on the host yet). */
+void delta_cuda_host(void* host, int64_t bytes);
+/* A new array equal to `host` (device-to-device when it lives there). */
+void* delta_cuda_clone(void* host, int64_t bytes);
+/* Frees the array and its device copy. */
+void delta_cuda_free(void* host);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DELTA_RUNTIME_CUDA_H_ */
