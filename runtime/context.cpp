@@ -1,0 +1,612 @@
+// Contexts and the generic entry routine of Delta libraries: argument
+// checks, layout conversion, error capture and the tracked allocator.
+#include "runtime/context.h"
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "runtime/format.h"
+#include "runtime/runtime.h"
+
+struct DeltaContext {
+  int32_t num_threads = 0;
+  std::string last_error;
+};
+
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+// See Note [Tracked buffers] in docs/internals/c_abi.md: every buffer of
+// generated code carries a header that links it into the running entry's
+// list, so that a longjmp out of the generated frames leaks nothing.
+struct alignas(kAlignment) BufferHeader {
+  BufferHeader* prev;
+  BufferHeader* next;
+};
+
+// The state of one running entry on this thread.
+struct Guard {
+  std::jmp_buf jump;
+  BufferHeader buffers;  // the list's sentinel
+  int32_t status = DELTA_STATUS_OK;
+  char message[1024];
+};
+
+thread_local Guard* current_guard = nullptr;
+
+[[noreturn]] void OnFail(void* user, const char* file, int line, int column,
+                         const char* message) {
+  auto* guard = static_cast<Guard*>(user);
+  if (guard->status == DELTA_STATUS_OK)
+    guard->status = DELTA_STATUS_ERROR_RUNTIME;
+  if (file != nullptr)
+    std::snprintf(guard->message, sizeof guard->message, "%s:%d:%d: error: %s",
+                  file, line, column, message);
+  else
+    std::snprintf(guard->message, sizeof guard->message, "error: %s", message);
+  std::longjmp(guard->jump, 1);
+}
+
+void FreeAll(BufferHeader& list) {
+  while (list.next != &list) {
+    BufferHeader* header = list.next;
+    list.next = header->next;
+    std::free(header);
+  }
+  list.prev = &list;
+}
+
+// setjmp lives in this small frame, which holds no C++ objects, so that the
+// longjmp from OnFail skips only generated frames (no destructors).
+int32_t RunGuarded(Guard& guard, DeltaAbiBody body, const int64_t* sizes,
+                   const uint64_t* params, uint64_t* results) {
+  guard.buffers.prev = guard.buffers.next = &guard.buffers;
+  current_guard = &guard;
+  delta_set_fail_handler(OnFail, &guard);
+  if (setjmp(guard.jump) == 0) body(sizes, params, results);
+  delta_set_fail_handler(nullptr, nullptr);
+  current_guard = nullptr;
+  return guard.status;
+}
+
+int64_t ElemSize(int64_t elem) {
+  switch (elem) {
+    case DELTA_ELEM_F32:
+    case DELTA_ELEM_I32:
+      return 4;
+    case DELTA_ELEM_BOOL:
+      return 1;
+    default:
+      return 8;
+  }
+}
+
+const char* ElemName(int64_t elem) {
+  switch (elem) {
+    case DELTA_ELEM_F32:
+      return "f32";
+    case DELTA_ELEM_F64:
+      return "f64";
+    case DELTA_ELEM_I32:
+      return "i32";
+    case DELTA_ELEM_I64:
+      return "i64";
+    case DELTA_ELEM_BOOL:
+      return "bool";
+    default:
+      return "index (int64)";
+  }
+}
+
+// DLPack v0.6's DLTensor, mirrored so that the runtime builds without
+// dlpack.h; the layout has been stable since v0.6 (docs/embedding.md).
+struct DlTensor {
+  void* data;
+  int32_t device_type;
+  int32_t device_id;
+  int32_t ndim;
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+};
+constexpr int32_t kDlCpu = 1;
+constexpr int32_t kDlCudaHost = 3;
+constexpr uint8_t kDlInt = 0, kDlUInt = 1, kDlFloat = 2, kDlBool = 6;
+
+bool DtypeMatches(const DlTensor& tensor, int64_t elem) {
+  if (tensor.lanes != 1) return false;
+  switch (elem) {
+    case DELTA_ELEM_F32:
+      return tensor.code == kDlFloat && tensor.bits == 32;
+    case DELTA_ELEM_F64:
+      return tensor.code == kDlFloat && tensor.bits == 64;
+    case DELTA_ELEM_I32:
+      return tensor.code == kDlInt && tensor.bits == 32;
+    case DELTA_ELEM_BOOL:
+      return (tensor.code == kDlBool || tensor.code == kDlUInt ||
+              tensor.code == kDlInt) &&
+             tensor.bits == 8;
+    default:
+      return tensor.code == kDlInt && tensor.bits == 64;
+  }
+}
+
+// A leaf as the caller laid it out: data, sizes and strides (in elements)
+// in written order.
+struct UserArray {
+  char* data = nullptr;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+};
+
+// Copies a rank-`rank` array between two strided layouts (strides in
+// elements; the innermost loop is a memcpy where both are unit-stride).
+void CopyStrided(char* dst, const int64_t* dst_strides, const char* src,
+                 const int64_t* src_strides, const int64_t* sizes, int64_t rank,
+                 int64_t elem_size) {
+  if (rank == 0) {
+    std::memcpy(dst, src, static_cast<size_t>(elem_size));
+    return;
+  }
+  if (rank == 1 && dst_strides[0] == 1 && src_strides[0] == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(sizes[0] * elem_size));
+    return;
+  }
+  for (int64_t i = 0; i < sizes[0]; ++i)
+    CopyStrided(dst + i * dst_strides[0] * elem_size, dst_strides + 1,
+                src + i * src_strides[0] * elem_size, src_strides + 1,
+                sizes + 1, rank - 1, elem_size);
+}
+
+// One call of an entry: the checks before, the conversions, the copies
+// after. Errors set status_ and message_ and return false.
+class Invocation {
+  struct Output {
+    UserArray array;
+  };
+
+ public:
+  Invocation(const DeltaAbiEntry& entry, const uint64_t* args, bool dlpack)
+      : entry_(entry),
+        args_(args),
+        dlpack_(dlpack),
+        name_(std::string(entry.name) + (dlpack ? "_dl" : "")),
+        sizes_(static_cast<size_t>(entry.num_size_params), -1),
+        known_from_(static_cast<size_t>(entry.num_size_params)) {}
+  ~Invocation() {
+    for (void* buffer : temporaries_) std::free(buffer);
+  }
+
+  int32_t Run(std::string& error) {
+    int32_t status = Prepare() ? Execute() : status_;
+    error = status == DELTA_STATUS_OK ? std::string() : message_;
+    return status;
+  }
+
+ private:
+  bool Fail(int32_t status, const std::string& message) {
+    status_ = status;
+    message_ = name_ + ": " + message;
+    return false;
+  }
+
+  // Where a leaf's pointer (or scalar value) is, and its sizes follow.
+  const char* LeafAddress(const DeltaAbiLeaf& leaf, bool& ok) {
+    const auto* slot = reinterpret_cast<const char*>(&args_[leaf.slot]);
+    if (leaf.offset < 0) return slot;
+    const char* base = nullptr;
+    std::memcpy(&base, slot, sizeof base);
+    if (base == nullptr) {
+      ok = Fail(DELTA_STATUS_ERROR_NULL,
+                std::string("the struct holding ") + leaf.name + " is null");
+      return nullptr;
+    }
+    return base + leaf.offset;
+  }
+
+  // Reads an array leaf's buffer description from the caller's arguments.
+  bool ReadArray(const DeltaAbiLeaf& leaf, UserArray& array) {
+    int64_t rank = leaf.rank;
+    array.sizes.assign(static_cast<size_t>(rank), 0);
+    array.strides.assign(static_cast<size_t>(rank), 0);
+    bool ok = true;
+    if (dlpack_) {
+      const DlTensor* tensor = nullptr;
+      std::memcpy(&tensor, &args_[leaf.dl_slot], sizeof tensor);
+      if (tensor == nullptr)
+        return Fail(DELTA_STATUS_ERROR_NULL,
+                    std::string("tensor ") + leaf.name + " is null");
+      if (tensor->device_type != kDlCpu && tensor->device_type != kDlCudaHost)
+        return Fail(DELTA_STATUS_ERROR_ARGUMENT,
+                    std::string(leaf.name) + " is not in CPU memory (device " +
+                        std::to_string(tensor->device_type) + ")");
+      if (!DtypeMatches(*tensor, leaf.elem))
+        return Fail(DELTA_STATUS_ERROR_ARGUMENT,
+                    std::string(leaf.name) + " has dtype (code " +
+                        std::to_string(tensor->code) + ", bits " +
+                        std::to_string(tensor->bits) + ", lanes " +
+                        std::to_string(tensor->lanes) + "), expected " +
+                        ElemName(leaf.elem));
+      if (tensor->ndim != rank)
+        return Fail(DELTA_STATUS_ERROR_SIZE, std::string(leaf.name) + " has " +
+                                                 std::to_string(tensor->ndim) +
+                                                 " dims, expected " +
+                                                 std::to_string(rank));
+      if (rank > 0 && tensor->shape == nullptr)
+        return Fail(DELTA_STATUS_ERROR_NULL,
+                    std::string("the shape of ") + leaf.name + " is null");
+      for (int64_t i = 0; i < rank; ++i) array.sizes[i] = tensor->shape[i];
+      array.data = static_cast<char*>(tensor->data) + tensor->byte_offset;
+      if (tensor->strides != nullptr)
+        for (int64_t i = 0; i < rank; ++i)
+          array.strides[i] = tensor->strides[i];
+    } else {
+      const char* address = LeafAddress(leaf, ok);
+      if (!ok) return false;
+      std::memcpy(&array.data, address, sizeof array.data);
+      std::memcpy(array.sizes.data(), address + sizeof(void*),
+                  static_cast<size_t>(rank) * sizeof(int64_t));
+    }
+    // Compact row-major strides where none were given.
+    bool given = dlpack_ && rank > 0 && array.strides[0] != 0;
+    int64_t count = 1;
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      const DeltaAbiDim& dim = leaf.dims[i];
+      int64_t size = array.sizes[i];
+      if (size < 0)
+        return Fail(DELTA_STATUS_ERROR_SIZE,
+                    std::string(leaf.name) + " has the negative size " +
+                        std::to_string(size) + " in dim " + dim.name);
+      if (!given) array.strides[i] = count;
+      if (size != 0 && count > INT64_MAX / size)
+        return Fail(DELTA_STATUS_ERROR_SIZE,
+                    std::string(leaf.name) + " is too large");
+      count *= size;
+      if (!CheckDim(leaf, dim, size)) return false;
+    }
+    if (array.data == nullptr && count != 0)
+      return Fail(DELTA_STATUS_ERROR_NULL,
+                  std::string("argument ") + leaf.name + " is null");
+    return true;
+  }
+
+  // A dim's size must agree with its constant or with the size parameter's
+  // first occurrence.
+  bool CheckDim(const DeltaAbiLeaf& leaf, const DeltaAbiDim& dim,
+                int64_t size) {
+    if (dim.size_param < 0) {
+      if (size == dim.constant) return true;
+      return Fail(DELTA_STATUS_ERROR_SIZE,
+                  std::string(leaf.name) + " has size " + std::to_string(size) +
+                      " in dim " + dim.name + ", which has size " +
+                      std::to_string(dim.constant));
+    }
+    int64_t& known = sizes_[static_cast<size_t>(dim.size_param)];
+    if (known < 0) {
+      known = size;
+      known_from_[static_cast<size_t>(dim.size_param)] = leaf.name;
+      return true;
+    }
+    if (known == size) return true;
+    return Fail(DELTA_STATUS_ERROR_SIZE,
+                std::string("dim ") + dim.name + " has size " +
+                    std::to_string(size) + " in " + leaf.name + " but " +
+                    std::to_string(known) + " in " +
+                    known_from_[static_cast<size_t>(dim.size_param)]);
+  }
+
+  int64_t DimSize(const DeltaAbiDim& dim) const {
+    return dim.size_param < 0 ? dim.constant
+                              : sizes_[static_cast<size_t>(dim.size_param)];
+  }
+
+  // Index arguments must be positions in their dim; `data` is compact.
+  bool CheckIndices(const DeltaAbiLeaf& leaf, const char* data, int64_t count) {
+    int64_t bound = DimSize(leaf.index_dim);
+    auto check = [&](int64_t value) {
+      if (value >= 0 && value < bound) return true;
+      return Fail(DELTA_STATUS_ERROR_ARGUMENT,
+                  "index " + std::to_string(value) + " in " + leaf.name +
+                      " is out of range for dim " + leaf.index_dim.name +
+                      " of size " + std::to_string(bound));
+    };
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t value = 0;
+      std::memcpy(&value, data + i * 8, sizeof value);
+      if (!check(value)) return false;
+    }
+    return true;
+  }
+
+  // Fills params_ with the canonical pointer or scalar value of each leaf.
+  bool ReadParams() {
+    for (int64_t i = 0; i < entry_.num_size_params; ++i) {
+      const DeltaAbiSizeParam& param = entry_.size_params[i];
+      if (param.slot < 0) continue;
+      int64_t size = static_cast<int64_t>(args_[param.slot]);
+      if (size < 0)
+        return Fail(DELTA_STATUS_ERROR_SIZE, std::string("size parameter ") +
+                                                 param.name + " is negative (" +
+                                                 std::to_string(size) + ")");
+      sizes_[static_cast<size_t>(i)] = size;
+      known_from_[static_cast<size_t>(i)] =
+          std::string("argument ") + param.name;
+    }
+    params_.assign(static_cast<size_t>(entry_.num_params), 0);
+    std::vector<UserArray> arrays(static_cast<size_t>(entry_.num_params));
+    for (int64_t i = 0; i < entry_.num_params; ++i) {
+      const DeltaAbiLeaf& leaf = entry_.params[i];
+      if (leaf.rank == 0) {
+        bool ok = true;
+        const char* address =
+            dlpack_ ? reinterpret_cast<const char*>(&args_[leaf.dl_slot])
+                    : LeafAddress(leaf, ok);
+        if (!ok) return false;
+        std::memcpy(&params_[i], address,
+                    static_cast<size_t>(ElemSize(leaf.elem)));
+        continue;
+      }
+      if (!ReadArray(leaf, arrays[i])) return false;
+    }
+    // Sizes are all known now: convert arrays whose layout differs.
+    for (int64_t i = 0; i < entry_.num_params; ++i) {
+      const DeltaAbiLeaf& leaf = entry_.params[i];
+      if (leaf.rank == 0) {
+        if (leaf.elem == DELTA_ELEM_INDEX &&
+            !CheckIndices(leaf, reinterpret_cast<const char*>(&params_[i]), 1))
+          return false;
+        continue;
+      }
+      char* canonical = nullptr;
+      if (!ToCanonical(leaf, arrays[i], canonical)) return false;
+      std::memcpy(&params_[i], &canonical, sizeof canonical);
+      if (leaf.elem == DELTA_ELEM_INDEX &&
+          !CheckIndices(leaf, canonical, Count(leaf)))
+        return false;
+    }
+    return true;
+  }
+
+  int64_t Count(const DeltaAbiLeaf& leaf) const {
+    int64_t count = 1;
+    for (int64_t i = 0; i < leaf.rank; ++i) count *= DimSize(leaf.dims[i]);
+    return count;
+  }
+
+  // The canonical sizes and compact strides of a leaf, and the caller's
+  // strides permuted into canonical order.
+  void CanonicalLayout(const DeltaAbiLeaf& leaf, const UserArray& array,
+                       std::vector<int64_t>& sizes,
+                       std::vector<int64_t>& strides,
+                       std::vector<int64_t>& user_strides) const {
+    auto rank = static_cast<size_t>(leaf.rank);
+    sizes.resize(rank);
+    strides.resize(rank);
+    user_strides.resize(rank);
+    int64_t count = 1;
+    for (size_t k = rank; k-- > 0;) {
+      int64_t written = leaf.canonical_order[k];
+      sizes[k] = array.sizes[static_cast<size_t>(written)];
+      user_strides[k] = array.strides[static_cast<size_t>(written)];
+      strides[k] = count;
+      count *= sizes[k];
+    }
+  }
+
+  bool ToCanonical(const DeltaAbiLeaf& leaf, const UserArray& array,
+                   char*& canonical) {
+    std::vector<int64_t> sizes, strides, user_strides;
+    CanonicalLayout(leaf, array, sizes, strides, user_strides);
+    bool same = true;
+    for (size_t k = 0; k < sizes.size(); ++k)
+      same &= sizes[k] <= 1 || strides[k] == user_strides[k];
+    if (same) {  // zero-copy: the caller's buffer is already canonical
+      canonical = array.data;
+      return true;
+    }
+    int64_t elem_size = ElemSize(leaf.elem);
+    canonical = static_cast<char*>(Allocate(Count(leaf) * elem_size));
+    if (canonical == nullptr) return false;
+    CopyStrided(canonical, strides.data(), array.data, user_strides.data(),
+                sizes.data(), leaf.rank, elem_size);
+    return true;
+  }
+
+  void* Allocate(int64_t bytes) {
+    int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* buffer = std::aligned_alloc(
+        kAlignment, static_cast<size_t>(rounded == 0 ? kAlignment : rounded));
+    if (buffer == nullptr) {
+      Fail(DELTA_STATUS_ERROR_OOM, "out of memory");
+      return nullptr;
+    }
+    temporaries_.push_back(buffer);
+    return buffer;
+  }
+
+  // Checks every result's destination before running anything.
+  bool ReadResults() {
+    outputs_.resize(static_cast<size_t>(entry_.num_results));
+    for (int64_t i = 0; i < entry_.num_results; ++i) {
+      const DeltaAbiLeaf& leaf = entry_.results[i];
+      Output& output = outputs_[static_cast<size_t>(i)];
+      if (leaf.rank == 0) {
+        bool ok = true;
+        const char* address =
+            dlpack_ ? reinterpret_cast<const char*>(&args_[leaf.dl_slot])
+                    : LeafAddress(leaf, ok);
+        if (!ok) return false;
+        if (leaf.offset >= 0 && !dlpack_) {
+          output.array.data = const_cast<char*>(address);
+        } else {
+          std::memcpy(&output.array.data, address, sizeof(void*));
+          if (output.array.data == nullptr)
+            return Fail(DELTA_STATUS_ERROR_NULL,
+                        std::string("result ") + leaf.name + " is null");
+        }
+        continue;
+      }
+      if (!ReadArray(leaf, output.array)) return false;
+    }
+    return true;
+  }
+
+  bool Prepare() { return ReadParams() && ReadResults(); }
+
+  int32_t Execute() {
+    std::vector<uint64_t> results(static_cast<size_t>(entry_.num_results), 0);
+    Guard guard;
+    int32_t status = RunGuarded(guard, entry_.body, sizes_.data(),
+                                params_.data(), results.data());
+    if (status == DELTA_STATUS_OK) {
+      for (int64_t i = 0; i < entry_.num_results; ++i)
+        WriteResult(entry_.results[i], outputs_[static_cast<size_t>(i)],
+                    results[static_cast<size_t>(i)]);
+    } else {
+      message_ = guard.message;
+    }
+    // Whatever generated code allocated and has not freed: result buffers
+    // (copied above) and, after an error, the unwound frames' arrays.
+    FreeAll(guard.buffers);
+    return status;
+  }
+
+  void WriteResult(const DeltaAbiLeaf& leaf, Output& output, uint64_t value) {
+    int64_t elem_size = ElemSize(leaf.elem);
+    if (leaf.rank == 0) {
+      std::memcpy(output.array.data, &value, static_cast<size_t>(elem_size));
+      return;
+    }
+    char* buffer = nullptr;
+    std::memcpy(&buffer, &value, sizeof buffer);
+    std::vector<int64_t> sizes, strides, user_strides;
+    CanonicalLayout(leaf, output.array, sizes, strides, user_strides);
+    CopyStrided(output.array.data, user_strides.data(), buffer, strides.data(),
+                sizes.data(), leaf.rank, elem_size);
+    delta_abi_free(buffer);
+  }
+
+  const DeltaAbiEntry& entry_;
+  const uint64_t* args_;
+  bool dlpack_;
+  std::string name_;
+  std::vector<int64_t> sizes_;
+  std::vector<std::string> known_from_;  // which leaf gave each size
+  std::vector<uint64_t> params_;
+  std::vector<Output> outputs_;
+  std::vector<void*> temporaries_;
+  int32_t status_ = DELTA_STATUS_OK;
+  std::string message_;
+};
+
+}  // namespace
+
+extern "C" {
+
+DeltaContext* delta_context_create(const void* options) {
+  auto* context = new (std::nothrow) DeltaContext;
+  if (context == nullptr) return nullptr;
+  if (options != nullptr)
+    std::memcpy(&context->num_threads, options, sizeof(int32_t));
+  return context;
+}
+
+void delta_context_destroy(DeltaContext* context) { delete context; }
+
+const char* delta_context_last_error(const DeltaContext* context) {
+  if (context == nullptr) return "null context";
+  return context->last_error.c_str();
+}
+
+const char* delta_status_string(int32_t status) {
+  switch (status) {
+    case DELTA_STATUS_OK:
+      return "ok";
+    case DELTA_STATUS_ERROR_NULL:
+      return "null pointer";
+    case DELTA_STATUS_ERROR_SIZE:
+      return "size mismatch";
+    case DELTA_STATUS_ERROR_ARGUMENT:
+      return "invalid argument";
+    case DELTA_STATUS_ERROR_RUNTIME:
+      return "run-time error";
+    case DELTA_STATUS_ERROR_OOM:
+      return "out of memory";
+    default:
+      return "unknown status";
+  }
+}
+
+int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
+                         const uint64_t* args, int32_t dlpack) {
+  if (context == nullptr) return DELTA_STATUS_ERROR_NULL;
+  try {
+    std::string error;
+    int32_t status = Invocation(*entry, args, dlpack != 0).Run(error);
+    context->last_error = std::move(error);
+    return status;
+  } catch (const std::bad_alloc&) {
+    context->last_error.clear();
+    return DELTA_STATUS_ERROR_OOM;
+  }
+}
+
+int32_t delta_abi_result_sizes(const DeltaAbiEntry* entry, const int64_t* sizes,
+                               int64_t* result_sizes) {
+  if (entry == nullptr || result_sizes == nullptr ||
+      (sizes == nullptr && entry->num_size_params > 0))
+    return DELTA_STATUS_ERROR_NULL;
+  for (int64_t i = 0; i < entry->num_size_params; ++i)
+    if (sizes[i] < 0) return DELTA_STATUS_ERROR_SIZE;
+  for (int64_t i = 0; i < entry->num_results; ++i) {
+    const DeltaAbiLeaf& leaf = entry->results[i];
+    for (int64_t k = 0; k < leaf.rank; ++k) {
+      const DeltaAbiDim& dim = leaf.dims[k];
+      *result_sizes++ =
+          dim.size_param < 0 ? dim.constant : sizes[dim.size_param];
+    }
+  }
+  return DELTA_STATUS_OK;
+}
+
+void* delta_abi_alloc(int64_t bytes) {
+  if (bytes < 0) delta_fail(nullptr, 0, 0, "negative allocation size");
+  int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* memory = std::aligned_alloc(
+      kAlignment, static_cast<size_t>(rounded) + sizeof(BufferHeader));
+  if (memory == nullptr) {
+    if (current_guard != nullptr)
+      current_guard->status = DELTA_STATUS_ERROR_OOM;
+    delta_fail(nullptr, 0, 0, "out of memory allocating an array");
+  }
+  auto* header = static_cast<BufferHeader*>(memory);
+  if (current_guard != nullptr) {
+    BufferHeader& list = current_guard->buffers;
+    header->prev = &list;
+    header->next = list.next;
+    list.next->prev = header;
+    list.next = header;
+  } else {
+    header->prev = header->next = header;
+  }
+  return header + 1;
+}
+
+void delta_abi_free(void* pointer) {
+  if (pointer == nullptr) return;
+  BufferHeader* header = static_cast<BufferHeader*>(pointer) - 1;
+  header->prev->next = header->next;
+  header->next->prev = header->prev;
+  std::free(header);
+}
+
+}  // extern "C"

@@ -1,0 +1,112 @@
+/* The runtime half of the C ABI of `dlc build --lib`: contexts, status codes,
+   and one generic entry routine that checks, converts and guards the calls
+   that the generated wrappers describe with DeltaAbiEntry tables. See
+   docs/internals/c_abi.md. Plain C so that generated code can call it. */
+#ifndef DELTA_RUNTIME_CONTEXT_H_
+#define DELTA_RUNTIME_CONTEXT_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The status of every library entry; the generated header repeats these
+   values as NAME_OK, NAME_ERROR_SIZE, ... */
+enum {
+  DELTA_STATUS_OK = 0,
+  DELTA_STATUS_ERROR_NULL = 1,     /* a null context, argument or buffer */
+  DELTA_STATUS_ERROR_SIZE = 2,     /* a dim's size disagrees */
+  DELTA_STATUS_ERROR_ARGUMENT = 3, /* a bad value: index, dtype, device */
+  DELTA_STATUS_ERROR_RUNTIME = 4,  /* a run-time error of the Delta code */
+  DELTA_STATUS_ERROR_OOM = 5,      /* out of memory */
+};
+
+typedef struct DeltaContext DeltaContext;
+
+/* `options` points at the generated NAME_options ({int32_t num_threads})
+   or is null. Returns null only when out of memory. */
+DeltaContext* delta_context_create(const void* options);
+void delta_context_destroy(DeltaContext* context);
+/* The message of the last failed call on `context` ("" after success);
+   valid until the next call on the context. */
+const char* delta_context_last_error(const DeltaContext* context);
+const char* delta_status_string(int32_t status);
+
+/* One dim of a leaf, as the exported signature writes it: a size parameter
+   of the function (size_param >= 0) or a constant. */
+typedef struct DeltaAbiDim {
+  const char* name;
+  int64_t size_param;
+  int64_t constant;
+} DeltaAbiDim;
+
+/* One array or scalar leaf of a parameter or result. Plain entries find it
+   in the argument slots at `slot` (data pointer or scalar value, then the
+   `rank` sizes), or, with offset >= 0, inside the C struct whose pointer is
+   at `slot` (data pointer, then sizes; a scalar value). DLPack entries find
+   a DLTensor* (arrays) or the value (scalars) at `dl_slot`. For results
+   the slot holds where to write. */
+typedef struct DeltaAbiLeaf {
+  const char* name; /* for messages: "x", "p.l1.w", "result" */
+  int64_t elem;     /* DELTA_ELEM_* */
+  int64_t rank;
+  const DeltaAbiDim* dims; /* rank entries, written order */
+  /* canonical_order[k]: the written position of the k-th dim of the
+     internal (canonical, row-major) layout. */
+  const int64_t* canonical_order;
+  DeltaAbiDim index_dim; /* DELTA_ELEM_INDEX: the dim it indexes */
+  int64_t slot;
+  int64_t offset;
+  int64_t dl_slot;
+} DeltaAbiLeaf;
+
+/* A size parameter; explicit ones (that no parameter's dims mention) are
+   passed as an int64_t in slot `slot` of both entries, else slot is -1. */
+typedef struct DeltaAbiSizeParam {
+  const char* name;
+  int64_t slot;
+} DeltaAbiSizeParam;
+
+/* Runs the Delta function: sizes[i] is size parameter i; params[j] holds
+   leaf j (a canonical array pointer, or a scalar value in its first bytes);
+   the body writes results[k] likewise (arrays from delta_abi_alloc). */
+typedef void (*DeltaAbiBody)(const int64_t* sizes, const uint64_t* params,
+                             uint64_t* results);
+
+typedef struct DeltaAbiEntry {
+  const char* name; /* the C entry, for messages */
+  int64_t num_size_params;
+  const DeltaAbiSizeParam* size_params;
+  int64_t num_params;
+  const DeltaAbiLeaf* params;
+  int64_t num_results;
+  const DeltaAbiLeaf* results;
+  DeltaAbiBody body;
+} DeltaAbiEntry;
+
+/* The whole entry: checks every pointer and size, converts inputs to the
+   internal layout where they differ, runs the body with run-time errors
+   caught (setjmp at this frame, longjmp from delta_fail's handler, every
+   buffer allocated since freed), and writes the results. `args` are the
+   slots of the plain (dlpack == 0) or DLPack entry. */
+int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
+                         const uint64_t* args, int32_t dlpack);
+
+/* The sizes of the result leaves for the size parameters in `sizes`
+   (explicit or not, in declaration order): each result array's dims in
+   written order, one after the other. */
+int32_t delta_abi_result_sizes(const DeltaAbiEntry* entry, const int64_t* sizes,
+                               int64_t* result_sizes);
+
+/* The allocator of generated library code (delta_alloc/delta_free renamed):
+   buffers are linked into the running entry's list, so that an error can
+   free what the unwound frames owned. */
+void* delta_abi_alloc(int64_t bytes);
+void delta_abi_free(void* pointer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DELTA_RUNTIME_CONTEXT_H_ */
