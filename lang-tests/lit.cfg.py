@@ -16,6 +16,12 @@ config.test_exec_root = os.path.join(config.delta_obj_root, "lang-tests")
 python = "/usr/bin/python3"
 utils = os.path.join(config.test_source_root, "utils")
 
+# `%run_both [options] FILE` runs main interpreted and compiled, fails if
+# the two differ, and prints the output once (utils/run_both.py). It must
+# come before %dlc, which it starts with.
+config.substitutions.append(
+    ("%run_both",
+     f"{python} {os.path.join(utils, 'run_both.py')} {config.dlc_path}"))
 config.substitutions.append(("%dlc", config.dlc_path))
 # `%expect_exit N cmd…` runs cmd, passes its output through, and fails
 # unless it exits with status N (not merely non-zero, and never a signal).
