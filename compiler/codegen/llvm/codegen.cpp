@@ -149,6 +149,7 @@ FunctionEmitter::FunctionEmitter(ModuleContext& module,
 void FunctionEmitter::EmitBody() {
   builder_.SetInsertPoint(
       llvm::BasicBlock::Create(context_, "entry", llvm_function_));
+  if (module_.hooks != nullptr) module_.hooks->BeginFunction(*this, function_);
   unsigned next = 0;
   for (const ir::Value* size : function_.size_params)
     Set(size, llvm_function_->getArg(next++));
@@ -160,6 +161,7 @@ void FunctionEmitter::EmitBody() {
   // Parameters are borrowed: the caller frees them.
   std::vector<llvm::Value*> results =
       EmitRegionValues(body, args, std::vector<bool>(args.size(), false));
+  if (module_.hooks != nullptr) module_.hooks->BeforeReturn(*this, function_);
   llvm::Type* result_type = llvm_function_->getReturnType();
   if (results.empty()) {
     builder_.CreateRetVoid();
@@ -240,9 +242,10 @@ void FunctionEmitter::Free(llvm::Value* data) {
 
 llvm::Value* FunctionEmitter::CopyArray(const ir::Type& type,
                                         llvm::Value* data) {
-  llvm::Value* copy = Allocate(type);
   llvm::Value* bytes = builder_.CreateMul(
       ElementCount(type.dims), builder_.getInt64(ElemBytes(type.elem)));
+  if (module_.copy) return builder_.CreateCall(module_.copy, {data, bytes});
+  llvm::Value* copy = Allocate(type);
   builder_.CreateMemCpy(copy, llvm::Align(64), data, llvm::Align(64), bytes);
   return copy;
 }
@@ -566,6 +569,7 @@ void FunctionEmitter::EmitPrint(const ir::Op& op) {
 }
 
 void FunctionEmitter::EmitOp(const ir::Op& op) {
+  if (module_.hooks != nullptr && module_.hooks->EmitOp(*this, op)) return;
   if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
       op.kind == ir::OpKind::Select) {
     EmitElementwise(op);
@@ -660,6 +664,8 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
   ModuleContext module_context;
   module_context.module = llvm_module.get();
   DeclareRuntime(module_context);
+  module_context.hooks = options.hooks;
+  if (options.hooks != nullptr) options.hooks->BeginModule(module_context);
 
   llvm::Type* ptr = llvm::PointerType::getUnqual(context);
   auto value_type = [&](const ir::Type& type) -> llvm::Type* {

@@ -12,11 +12,16 @@
 
 namespace delta::codegen {
 
+class HostHooks;
+
 struct CodegenOptions {
   int opt_level = 2;  // 0..3, as -O0..-O3
   // Also define the C `int main(int, char**)` that runs the Delta `main`
   // (for executables; the JIT calls the Delta `main` directly).
   bool emit_c_main = false;
+  // Another backend's share of the host code (the CUDA backend's launches);
+  // null for plain CPU code. See emitter.h.
+  HostHooks* hooks = nullptr;
 };
 
 // The LLVM symbol of the Delta function `name` ("delta.NAME"), so that the

@@ -17,6 +17,33 @@
 
 namespace delta::codegen {
 
+class FunctionEmitter;
+struct ModuleContext;
+
+// Lets another backend take over ops of the host code: the CUDA backend
+// launches kernels for parallel ops and moves arrays between host and
+// device (compiler/codegen/cuda/host_launch.h).
+class HostHooks {
+ public:
+  virtual ~HostHooks() = default;
+  // After the runtime is declared, before any function is emitted.
+  virtual void BeginModule(ModuleContext& module) { (void)module; }
+  // At the entry of each function, and before its return.
+  virtual void BeginFunction(FunctionEmitter& emitter,
+                             const ir::Function& function) {
+    (void)emitter;
+    (void)function;
+  }
+  virtual void BeforeReturn(FunctionEmitter& emitter,
+                            const ir::Function& function) {
+    (void)emitter;
+    (void)function;
+  }
+  // Emits `op` and returns true, or returns false to let the CPU code
+  // generator emit it.
+  virtual bool EmitOp(FunctionEmitter& emitter, const ir::Op& op) = 0;
+};
+
 // What every function of a module shares: the LLVM module, the runtime's
 // declarations and interned strings.
 struct ModuleContext {
@@ -25,6 +52,10 @@ struct ModuleContext {
   llvm::StringMap<llvm::Constant*> strings;
   llvm::FunctionCallee alloc, free, fail, fail_format;
   llvm::FunctionCallee print_begin, print_text, print_value, print_end;
+  // Set by HostHooks::BeginModule to replace what CopyArray does (a
+  // `ptr (ptr, i64 bytes)` function); null: a memcpy.
+  llvm::FunctionCallee copy;
+  HostHooks* hooks = nullptr;
 
   llvm::Constant* String(llvm::StringRef text);
 };
@@ -51,17 +82,13 @@ class FunctionEmitter {
  public:
   FunctionEmitter(ModuleContext& module, const ir::Function& function,
                   llvm::Function* llvm_function);
+  virtual ~FunctionEmitter() = default;
   void EmitBody();
 
- private:
-  // How a region hands its yielded arrays to its op.
-  enum class YieldMode {
-    Transfer,  // yielded arrays become the op's (loop, if, return)
-    Borrow,    // the op copies them before the region frees them (map)
-  };
-  using Consumer = std::function<void(const std::vector<llvm::Value*>&)>;
-
-  // --- codegen.cpp: values, memory, blocks, control flow, calls ---
+  // For HostHooks and the kernels of the CUDA backend.
+  llvm::IRBuilder<>& Builder() { return builder_; }
+  ModuleContext& Context() { return module_; }
+  const ir::Function& Function() const { return function_; }
   llvm::Value* Get(const ir::Value* value);
   void Set(const ir::Value* value, llvm::Value* llvm_value) {
     values_[value] = llvm_value;
@@ -72,12 +99,25 @@ class FunctionEmitter {
   llvm::Type* ValueType(const ir::Type& type);
   int64_t ElemBytes(ir::ElemKind kind);
   llvm::Value* ElementCount(const ir::DimList& dims);
+  llvm::AllocaInst* EntryAlloca(llvm::Type* type, llvm::StringRef name);
+
+ protected:
+  // How a region hands its yielded arrays to its op.
+  enum class YieldMode {
+    Transfer,  // yielded arrays become the op's (loop, if, return)
+    Borrow,    // the op copies them before the region frees them (map)
+  };
+  using Consumer = std::function<void(const std::vector<llvm::Value*>&)>;
+
+  // --- codegen.cpp: values, memory, blocks, control flow, calls ---
   llvm::Value* Allocate(const ir::Type& type);
   void Free(llvm::Value* data);
   llvm::Value* CopyArray(const ir::Type& type, llvm::Value* data);
-  llvm::AllocaInst* EntryAlloca(llvm::Type* type, llvm::StringRef name);
-  void EmitFailure(const ir::Loc& loc, llvm::StringRef message,
-                   llvm::Value* first = nullptr, llvm::Value* second = nullptr);
+  // Reports a run-time error and leaves the current block terminated
+  // (kernels record the error for the host instead).
+  virtual void EmitFailure(const ir::Loc& loc, llvm::StringRef message,
+                           llvm::Value* first = nullptr,
+                           llvm::Value* second = nullptr);
   // Branches to a run-time error unless `ok`.
   void EmitCheck(llvm::Value* ok, const ir::Loc& loc, llvm::StringRef message,
                  llvm::Value* first = nullptr, llvm::Value* second = nullptr);

@@ -10,6 +10,7 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/Support/Error.h>
 
+#include "runtime/cuda.h"
 #include "runtime/runtime.h"
 
 namespace delta::codegen {
@@ -35,6 +36,20 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
       {"delta_flush", reinterpret_cast<void*>(&delta_flush)},
       {"delta_parallel_for", reinterpret_cast<void*>(&delta_parallel_for)},
       {"delta_num_threads", reinterpret_cast<void*>(&delta_num_threads)},
+      // Code built with --target=cuda (runtime/cuda.h).
+      {"delta_cuda_init", reinterpret_cast<void*>(&delta_cuda_init)},
+      {"delta_cuda_function", reinterpret_cast<void*>(&delta_cuda_function)},
+      {"delta_cuda_launch", reinterpret_cast<void*>(&delta_cuda_launch)},
+      {"delta_cuda_multiprocessors",
+       reinterpret_cast<void*>(&delta_cuda_multiprocessors)},
+      {"delta_cuda_error_slot",
+       reinterpret_cast<void*>(&delta_cuda_error_slot)},
+      {"delta_cuda_check", reinterpret_cast<void*>(&delta_cuda_check)},
+      {"delta_cuda_alloc", reinterpret_cast<void*>(&delta_cuda_alloc)},
+      {"delta_cuda_device", reinterpret_cast<void*>(&delta_cuda_device)},
+      {"delta_cuda_host", reinterpret_cast<void*>(&delta_cuda_host)},
+      {"delta_cuda_clone", reinterpret_cast<void*>(&delta_cuda_clone)},
+      {"delta_cuda_free", reinterpret_cast<void*>(&delta_cuda_free)},
   };
   llvm::orc::SymbolMap symbols;
   for (const Entry& entry : entries)
