@@ -870,3 +870,13 @@ TEST_CASE("every op in ops.def is executed by some test") {
     CHECK(covered_kinds.count(kind) == 1);
   }
 }
+
+TEST_CASE("stop_gradient is the identity") {
+  Fixture t;
+  Dim* e = t.module.AddDim("e", 2);
+  Value* x = t.Param(F64({e}));
+  auto out = t.Run({t.b.Unary(OpKind::StopGradient, x)},
+                   {Floats(ElemKind::F64, {e}, {2}, {1.5, -2})});
+  REQUIRE(out.size() == 1);
+  CHECK(out[0] == "[e=2] [1.5, -2]");
+}

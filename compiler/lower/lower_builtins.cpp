@@ -222,8 +222,16 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
         result.push_back(b.Select(condition, then_leaves[i], else_leaves[i]));
       return result;
     }
-    case B::StopGradient:
-      return arg(0);
+    case B::StopGradient: {
+      Leaves x = arg(0);
+      SetLoc(call->span);
+      Leaves result;
+      for (ir::Value* leaf : x)
+        result.push_back(ir::IsFloat(leaf->type.elem)
+                             ? b.Unary(ir::OpKind::StopGradient, leaf)
+                             : leaf);
+      return result;
+    }
     case B::Print: {
       std::vector<ir::PrintItem> items;
       std::vector<ir::Value*> values;

@@ -128,6 +128,8 @@ llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
       llvm::Value* zero = llvm::ConstantFP::get(type, 0.0);
       return builder_.CreateSelect(builder_.CreateFCmpOGT(x, zero), x, zero);
     }
+    case ir::OpKind::StopGradient:
+      return x;
     default:
       llvm::report_fatal_error("codegen: not a unary op: " +
                                ir::OpMnemonic(kind));

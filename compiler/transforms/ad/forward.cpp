@@ -51,6 +51,8 @@ JvpRule JvpRuleOf(OpKind kind) {
     // Original: y = floor(a), ceil(a)   Tangent: none (piecewise constant)
     case OpKind::Floor:
     case OpKind::Ceil:
+    // Original: y = stop_gradient(a)     Tangent: none (by definition)
+    case OpKind::StopGradient:
     // Original: y = a == b, a && b, !a, …   Tangent: none (bool)
     case OpKind::Not:
     case OpKind::Eq:

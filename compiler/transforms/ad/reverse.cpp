@@ -473,6 +473,8 @@ llvm::Error ReverseBuilder::Backward(const Op& op) {
     // Original: y = floor(a), ceil(a)   Adjoint: none (zero almost everywhere)
     case OpKind::Floor:
     case OpKind::Ceil:
+    // Original: y = stop_gradient(a)     Adjoint: none (by definition)
+    case OpKind::StopGradient:
       break;
     // Original: y = convert(a)    Adjoint: da += convert(dy) between floats
     case OpKind::Convert:

@@ -29,6 +29,8 @@ Value* SimplerValue(const Op& op) {
   switch (op.kind) {
     case OpKind::Broadcast:
     case OpKind::Convert:
+    // The optimizer runs after AD, so stop_gradient has done its work.
+    case OpKind::StopGradient:
       result = op.operands[0];
       break;
     case OpKind::Rename:
