@@ -48,7 +48,8 @@ int RunCommand(const std::vector<std::string>& argv) {
   if (pid == 0) {
     dup2(STDERR_FILENO, STDOUT_FILENO);
     std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    for (const std::string& arg : argv)
+      args.push_back(const_cast<char*>(arg.c_str()));
     args.push_back(nullptr);
     execvp(args[0], args.data());
     _exit(127);
@@ -69,7 +70,8 @@ struct Module {
   void* Symbol(const std::string& function) const {
     // Exported Delta functions are `delta.NAME` (docs/internals/codegen.md).
     void* symbol = dlsym(handle, ("delta." + function).c_str());
-    if (symbol == nullptr) throw InputError("the module has no function " + function);
+    if (symbol == nullptr)
+      throw InputError("the module has no function " + function);
     return symbol;
   }
 };
@@ -80,36 +82,45 @@ struct Module {
 thread_local std::jmp_buf* fail_target = nullptr;
 thread_local std::string fail_message;
 
-void OnFail(void*, const char* file, int line, int column, const char* message) {
-  fail_message = file != nullptr ? std::string(file) + ":" + std::to_string(line) + ":" +
-                                       std::to_string(column) + ": " + message
-                                 : message;
+void OnFail(void*, const char* file, int line, int column,
+            const char* message) {
+  fail_message = file != nullptr
+                     ? std::string(file) + ":" + std::to_string(line) + ":" +
+                           std::to_string(column) + ": " + message
+                     : message;
   if (fail_target != nullptr) std::longjmp(*fail_target, 1);
-  std::fprintf(stderr, "delta run-time error outside a call: %s\n", fail_message.c_str());
+  std::fprintf(stderr, "delta run-time error outside a call: %s\n",
+               fail_message.c_str());
   std::abort();
 }
 
 // Compiles bench/gradbench/modules/NAME.dl into CACHE/NAME.so and loads it.
 Module Load(const std::string& name) {
-  const std::string source = Env("GRADBENCH_MODULES", GRADBENCH_MODULES_DIR) + "/" + name + ".dl";
+  const std::string source =
+      Env("GRADBENCH_MODULES", GRADBENCH_MODULES_DIR) + "/" + name + ".dl";
   const std::string cache = Env("GRADBENCH_CACHE", GRADBENCH_CACHE_DIR);
-  if (access(source.c_str(), R_OK) != 0) throw InputError("no Delta module for " + name);
+  if (access(source.c_str(), R_OK) != 0)
+    throw InputError("no Delta module for " + name);
   mkdir(cache.c_str(), 0755);
   const std::string object = cache + "/" + name + ".o";
   const std::string library = cache + "/" + name + ".so";
   // `dlc build --lib` is not there yet: build an object and link it with
   // the runtime into a shared library ourselves.
-  if (RunCommand({Env("GRADBENCH_DLC", GRADBENCH_DLC_PATH), "build", "-O3", "--emit=obj", source,
-                  "-o", object}) != 0)
-    throw InputError("dlc could not compile " + source + " (its messages are on stderr)");
-  if (RunCommand({Env("GRADBENCH_CXX", GRADBENCH_CXX_PATH), "-shared", "-o", library, object,
-                  "-Wl,--whole-archive", Env("GRADBENCH_RUNTIME", GRADBENCH_RUNTIME_PATH),
+  if (RunCommand({Env("GRADBENCH_DLC", GRADBENCH_DLC_PATH), "build", "-O3",
+                  "--emit=obj", source, "-o", object}) != 0)
+    throw InputError("dlc could not compile " + source +
+                     " (its messages are on stderr)");
+  if (RunCommand({Env("GRADBENCH_CXX", GRADBENCH_CXX_PATH), "-shared", "-o",
+                  library, object, "-Wl,--whole-archive",
+                  Env("GRADBENCH_RUNTIME", GRADBENCH_RUNTIME_PATH),
                   "-Wl,--no-whole-archive", "-lm", "-lpthread"}) != 0)
     throw InputError("could not link " + library);
   Module module;
   module.handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (module.handle == nullptr) throw InputError(std::string("dlopen: ") + dlerror());
-  module.free_buffer = reinterpret_cast<void (*)(void*)>(dlsym(module.handle, "delta_free"));
+  if (module.handle == nullptr)
+    throw InputError(std::string("dlopen: ") + dlerror());
+  module.free_buffer =
+      reinterpret_cast<void (*)(void*)>(dlsym(module.handle, "delta_free"));
   module.set_fail_handler = reinterpret_cast<void (*)(FailHandler, void*)>(
       dlsym(module.handle, "delta_set_fail_handler"));
   if (module.free_buffer == nullptr || module.set_fail_handler == nullptr)
@@ -124,18 +135,21 @@ Module Load(const std::string& name) {
 const json& Field(const json& object, const char* key) {
   if (!object.is_object()) throw InputError("the input is not an object");
   auto it = object.find(key);
-  if (it == object.end()) throw InputError(std::string("the input lacks \"") + key + "\"");
+  if (it == object.end())
+    throw InputError(std::string("the input lacks \"") + key + "\"");
   return *it;
 }
 
 double Number(const json& value, const char* what) {
-  if (!value.is_number()) throw InputError(std::string(what) + " is not a number");
+  if (!value.is_number())
+    throw InputError(std::string(what) + " is not a number");
   return value.get<double>();
 }
 
 int64_t Integer(const json& value, const char* what) {
   if (!value.is_number_integer()) {
-    if (value.is_number_float() && value.get<double>() == static_cast<int64_t>(value.get<double>()))
+    if (value.is_number_float() &&
+        value.get<double>() == static_cast<int64_t>(value.get<double>()))
       return static_cast<int64_t>(value.get<double>());
     throw InputError(std::string(what) + " is not an integer");
   }
@@ -150,19 +164,22 @@ struct Array {
   int64_t Dim(size_t i) const { return shape.at(i); }
 };
 
-void Flatten(const json& value, size_t level, size_t rank, Array& out, const char* what) {
+void Flatten(const json& value, size_t level, size_t rank, Array& out,
+             const char* what) {
   if (level == rank) {
     out.data.push_back(Number(value, what));
     return;
   }
-  if (!value.is_array()) throw InputError(std::string(what) + " is not a list of the right depth");
+  if (!value.is_array())
+    throw InputError(std::string(what) + " is not a list of the right depth");
   const auto length = static_cast<int64_t>(value.size());
   if (out.shape.size() <= level) {
     out.shape.push_back(length);
   } else if (out.shape[level] != length) {
     throw InputError(std::string(what) + " is not rectangular");
   }
-  for (const json& element : value) Flatten(element, level + 1, rank, out, what);
+  for (const json& element : value)
+    Flatten(element, level + 1, rank, out, what);
   // An empty list still fixes the inner sizes at 0.
   if (length == 0)
     while (out.shape.size() < rank) out.shape.push_back(0);
@@ -174,7 +191,9 @@ Array Read(const json& input, const char* key, size_t rank) {
   return out;
 }
 
-json List(const double* data, int64_t n) { return json(std::vector<double>(data, data + n)); }
+json List(const double* data, int64_t n) {
+  return json(std::vector<double>(data, data + n));
+}
 
 // ---------------------------------------------------------------------------
 // Running a function as often as min_runs/min_seconds ask.
@@ -231,7 +250,9 @@ void Measure(const json& input, Results& results, json& timings, Run run) {
     const bool ok = Guarded(run);
     const auto stop = Clock::now();
     if (!ok) throw InputError("run-time error: " + fail_message);
-    const auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
+    const auto nanoseconds =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start)
+            .count();
     timings.push_back({{"name", "evaluate"}, {"nanoseconds", nanoseconds}});
     total += static_cast<double>(nanoseconds) * 1e-9;
     ++runs;
@@ -242,7 +263,8 @@ void Measure(const json& input, Results& results, json& timings, Run run) {
 // The evals: each converts the input, calls the function and shapes the
 // output. `Call` gives one function's handler.
 
-using Handler = std::function<json(const Module&, const std::string&, const json&, json&)>;
+using Handler =
+    std::function<json(const Module&, const std::string&, const json&, json&)>;
 
 template <typename F>
 F Entry(const Module& module, const std::string& function) {
@@ -260,8 +282,10 @@ struct Four {
   double* d;
 };
 
-json Hello(const Module& module, const std::string& function, const json& input, json& timings) {
-  if (function != "square" && function != "double") throw InputError("hello has no " + function);
+json Hello(const Module& module, const std::string& function, const json& input,
+           json& timings) {
+  if (function != "square" && function != "double")
+    throw InputError("hello has no " + function);
   auto f = Entry<double (*)(double)>(module, function);
   const double x = Number(input, "the input");
   double y = 0;
@@ -270,25 +294,31 @@ json Hello(const Module& module, const std::string& function, const json& input,
   return y;
 }
 
-json Llsq(const Module& module, const std::string& function, const json& input, json& timings) {
+json Llsq(const Module& module, const std::string& function, const json& input,
+          json& timings) {
   const Array x = Read(input, "x", 1);
   const int64_t n = Integer(Field(input, "n"), "n");
   if (n < 2) throw InputError("n must be at least 2");
   Results results(module);
   if (function == "primal") {
-    auto f = Entry<double (*)(int64_t, const double*, int64_t)>(module, function);
+    auto f =
+        Entry<double (*)(int64_t, const double*, int64_t)>(module, function);
     double y = 0;
-    Measure(input, results, timings, [&] { y = f(x.Dim(0), x.data.data(), n); });
+    Measure(input, results, timings,
+            [&] { y = f(x.Dim(0), x.data.data(), n); });
     return y;
   }
   if (function != "gradient") throw InputError("llsq has no " + function);
-  auto f = Entry<double* (*)(int64_t, const double*, int64_t)>(module, function);
+  auto f =
+      Entry<double* (*)(int64_t, const double*, int64_t)>(module, function);
   double* g = nullptr;
-  Measure(input, results, timings, [&] { results.Hold(g = f(x.Dim(0), x.data.data(), n)); });
+  Measure(input, results, timings,
+          [&] { results.Hold(g = f(x.Dim(0), x.data.data(), n)); });
   return List(g, x.Dim(0));
 }
 
-json Lse(const Module& module, const std::string& function, const json& input, json& timings) {
+json Lse(const Module& module, const std::string& function, const json& input,
+         json& timings) {
   const Array x = Read(input, "x", 1);
   if (x.Dim(0) == 0) throw InputError("x is empty");
   Results results(module);
@@ -301,102 +331,134 @@ json Lse(const Module& module, const std::string& function, const json& input, j
   if (function != "gradient") throw InputError("lse has no " + function);
   auto f = Entry<double* (*)(int64_t, const double*)>(module, function);
   double* g = nullptr;
-  Measure(input, results, timings, [&] { results.Hold(g = f(x.Dim(0), x.data.data())); });
+  Measure(input, results, timings,
+          [&] { results.Hold(g = f(x.Dim(0), x.data.data())); });
   return List(g, x.Dim(0));
 }
 
-json Ode(const Module& module, const std::string& function, const json& input, json& timings) {
+json Ode(const Module& module, const std::string& function, const json& input,
+         json& timings) {
   const Array x = Read(input, "x", 1);
   const int64_t s = Integer(Field(input, "s"), "s");
-  if (x.Dim(0) == 0 || s < 1) throw InputError("x must not be empty and s must be positive");
-  if (function != "primal" && function != "gradient") throw InputError("ode has no " + function);
-  auto f = Entry<double* (*)(int64_t, const double*, int64_t)>(module, function);
+  if (x.Dim(0) == 0 || s < 1)
+    throw InputError("x must not be empty and s must be positive");
+  if (function != "primal" && function != "gradient")
+    throw InputError("ode has no " + function);
+  auto f =
+      Entry<double* (*)(int64_t, const double*, int64_t)>(module, function);
   Results results(module);
   double* y = nullptr;
-  Measure(input, results, timings, [&] { results.Hold(y = f(x.Dim(0), x.data.data(), s)); });
+  Measure(input, results, timings,
+          [&] { results.Hold(y = f(x.Dim(0), x.data.data(), s)); });
   return List(y, x.Dim(0));
 }
 
-json Kmeans(const Module& module, const std::string& function, const json& input, json& timings) {
+json Kmeans(const Module& module, const std::string& function,
+            const json& input, json& timings) {
   const Array points = Read(input, "points", 2);
   const Array centroids = Read(input, "centroids", 2);
   const int64_t n = points.Dim(0), k = centroids.Dim(0), d = points.Dim(1);
-  if (centroids.Dim(1) != d) throw InputError("points and centroids differ in dimension");
+  if (centroids.Dim(1) != d)
+    throw InputError("points and centroids differ in dimension");
   if (k == 0) throw InputError("no centroids");
   Results results(module);
   if (function == "cost") {
-    auto f = Entry<double (*)(int64_t, int64_t, int64_t, const double*, const double*)>(module, function);
+    auto f = Entry<double (*)(int64_t, int64_t, int64_t, const double*,
+                              const double*)>(module, function);
     double y = 0;
-    Measure(input, results, timings, [&] { y = f(n, k, d, points.data.data(), centroids.data.data()); });
+    Measure(input, results, timings,
+            [&] { y = f(n, k, d, points.data.data(), centroids.data.data()); });
     return y;
   }
   if (function != "dir") throw InputError("kmeans has no " + function);
-  auto f = Entry<double* (*)(int64_t, int64_t, int64_t, const double*, const double*)>(module, function);
+  auto f = Entry<double* (*)(int64_t, int64_t, int64_t, const double*,
+                             const double*)>(module, function);
   double* dir = nullptr;
-  Measure(input, results, timings,
-          [&] { results.Hold(dir = f(n, k, d, points.data.data(), centroids.data.data())); });
+  Measure(input, results, timings, [&] {
+    results.Hold(dir = f(n, k, d, points.data.data(), centroids.data.data()));
+  });
   json out = json::array();
   for (int64_t j = 0; j < k; ++j) out.push_back(List(dir + j * d, d));
   return out;
 }
 
-json Gmm(const Module& module, const std::string& function, const json& input, json& timings) {
-  const int64_t d = Integer(Field(input, "d"), "d"), k = Integer(Field(input, "k"), "k");
-  const int64_t n = Integer(Field(input, "n"), "n"), m = Integer(Field(input, "m"), "m");
+json Gmm(const Module& module, const std::string& function, const json& input,
+         json& timings) {
+  const int64_t d = Integer(Field(input, "d"), "d"),
+                k = Integer(Field(input, "k"), "k");
+  const int64_t n = Integer(Field(input, "n"), "n"),
+                m = Integer(Field(input, "m"), "m");
   const double gamma = Number(Field(input, "gamma"), "gamma");
-  const Array x = Read(input, "x", 2), alpha = Read(input, "alpha", 1), mu = Read(input, "mu", 2);
+  const Array x = Read(input, "x", 2), alpha = Read(input, "alpha", 1),
+              mu = Read(input, "mu", 2);
   const Array q = Read(input, "q", 2), l = Read(input, "l", 2);
   const int64_t t = d * (d - 1) / 2;
-  if (d < 1 || k < 1 || m < 0 || x.shape != std::vector<int64_t>{n, d} || alpha.Dim(0) != k ||
-      mu.shape != std::vector<int64_t>{k, d} || q.shape != std::vector<int64_t>{k, d} ||
+  if (d < 1 || k < 1 || m < 0 || x.shape != std::vector<int64_t>{n, d} ||
+      alpha.Dim(0) != k || mu.shape != std::vector<int64_t>{k, d} ||
+      q.shape != std::vector<int64_t>{k, d} ||
       l.shape != std::vector<int64_t>{k, t})
     throw InputError("gmm: the arrays' sizes do not agree with d, k and n");
   using Args = const double*;
   Results results(module);
   if (function == "objective") {
-    auto f = Entry<double (*)(int64_t, int64_t, int64_t, int64_t, Args, Args, Args, Args, Args, int64_t, double)>(
-        module, function);
+    auto f =
+        Entry<double (*)(int64_t, int64_t, int64_t, int64_t, Args, Args, Args,
+                         Args, Args, int64_t, double)>(module, function);
     double y = 0;
     Measure(input, results, timings, [&] {
-      y = f(n, k, d, t, x.data.data(), alpha.data.data(), mu.data.data(), q.data.data(), l.data.data(), m, gamma);
+      y = f(n, k, d, t, x.data.data(), alpha.data.data(), mu.data.data(),
+            q.data.data(), l.data.data(), m, gamma);
     });
     return y;
   }
   if (function != "jacobian") throw InputError("gmm has no " + function);
-  auto f = Entry<Four (*)(int64_t, int64_t, int64_t, int64_t, Args, Args, Args, Args, Args, int64_t, double)>(
-      module, function);
+  auto f = Entry<Four (*)(int64_t, int64_t, int64_t, int64_t, Args, Args, Args,
+                          Args, Args, int64_t, double)>(module, function);
   Four g{};
   Measure(input, results, timings, [&] {
-    g = f(n, k, d, t, x.data.data(), alpha.data.data(), mu.data.data(), q.data.data(), l.data.data(), m, gamma);
+    g = f(n, k, d, t, x.data.data(), alpha.data.data(), mu.data.data(),
+          q.data.data(), l.data.data(), m, gamma);
     for (double* buffer : {g.a, g.b, g.c, g.d}) results.Hold(buffer);
   });
   auto rows = [&](const double* data, int64_t width) {
     json out = json::array();
-    for (int64_t j = 0; j < k; ++j) out.push_back(List(data + j * width, width));
+    for (int64_t j = 0; j < k; ++j)
+      out.push_back(List(data + j * width, width));
     return out;
   };
-  return {{"alpha", List(g.a, k)}, {"mu", rows(g.b, d)}, {"q", rows(g.c, d)}, {"l", rows(g.d, t)}};
+  return {{"alpha", List(g.a, k)},
+          {"mu", rows(g.b, d)},
+          {"q", rows(g.c, d)},
+          {"l", rows(g.d, t)}};
 }
 
 // The first 30 elements of an array of `length` elements, then its last.
 template <typename At>
 json Truncated(int64_t length, At at) {
   json out = json::array();
-  for (int64_t i = 0; i < std::min<int64_t>(30, length); ++i) out.push_back(at(i));
+  for (int64_t i = 0; i < std::min<int64_t>(30, length); ++i)
+    out.push_back(at(i));
   if (length > 0) out.push_back(at(length - 1));
   return out;
 }
 
-json Ba(const Module& module, const std::string& function, const json& input, json& timings) {
-  const int64_t n = Integer(Field(input, "n"), "n"), m = Integer(Field(input, "m"), "m");
+json Ba(const Module& module, const std::string& function, const json& input,
+        json& timings) {
+  const int64_t n = Integer(Field(input, "n"), "n"),
+                m = Integer(Field(input, "m"), "m");
   const int64_t p = Integer(Field(input, "p"), "p");
-  const Array cam = Read(input, "cam", 1), x = Read(input, "x", 1), feat = Read(input, "feat", 1);
+  const Array cam = Read(input, "cam", 1), x = Read(input, "x", 1),
+              feat = Read(input, "feat", 1);
   const double w = Number(Field(input, "w"), "w");
-  if (n < 1 || m < 1 || p < 1 || cam.Dim(0) != 11 || x.Dim(0) != 3 || feat.Dim(0) != 2)
-    throw InputError("ba: expected n, m, p >= 1, 11 camera parameters, 3 coordinates, 2 feature coordinates");
+  if (n < 1 || m < 1 || p < 1 || cam.Dim(0) != 11 || x.Dim(0) != 3 ||
+      feat.Dim(0) != 2)
+    throw InputError(
+        "ba: expected n, m, p >= 1, 11 camera parameters, 3 coordinates, 2 "
+        "feature coordinates");
   // Materialize the whole problem (SPEC §3.7), in the layouts of the
   // exported signatures: cam f64[cp, cams], x f64[xyz, pts], feat f64[uv, obs].
-  std::vector<double> cams(11 * n), points(3 * m), weights(p, w), features(2 * p);
+  std::vector<double> cams(11 * n), points(3 * m), weights(p, w),
+      features(2 * p);
   for (int64_t c = 0; c < 11; ++c)
     for (int64_t j = 0; j < n; ++j) cams[c * n + j] = cam.data[c];
   for (int64_t c = 0; c < 3; ++c)
@@ -409,10 +471,12 @@ json Ba(const Module& module, const std::string& function, const json& input, js
   using Indices = const int64_t*;
   Results results(module);
   if (function == "objective") {
-    auto f = Entry<Two (*)(int64_t, int64_t, int64_t, Args, Args, Args, Args, Indices, Indices)>(module, function);
+    auto f = Entry<Two (*)(int64_t, int64_t, int64_t, Args, Args, Args, Args,
+                           Indices, Indices)>(module, function);
     Two e{};
     Measure(input, results, timings, [&] {
-      e = f(n, m, p, cams.data(), points.data(), weights.data(), features.data(), cam_of.data(), point_of.data());
+      e = f(n, m, p, cams.data(), points.data(), weights.data(),
+            features.data(), cam_of.data(), point_of.data());
       results.Hold(e.a);
       results.Hold(e.b);
     });
@@ -420,17 +484,21 @@ json Ba(const Module& module, const std::string& function, const json& input, js
             {"w_err", {{"element", e.b[0]}, {"repeated", p}}}};
   }
   if (function != "jacobian") throw InputError("ba has no " + function);
-  auto f = Entry<Four (*)(int64_t, int64_t, int64_t, Args, Args, Args, Args, Indices, Indices)>(module, function);
+  auto f = Entry<Four (*)(int64_t, int64_t, int64_t, Args, Args, Args, Args,
+                          Indices, Indices)>(module, function);
   Four j{};
   Measure(input, results, timings, [&] {
-    j = f(n, m, p, cams.data(), points.data(), weights.data(), features.data(), cam_of.data(), point_of.data());
+    j = f(n, m, p, cams.data(), points.data(), weights.data(), features.data(),
+          cam_of.data(), point_of.data());
     for (double* buffer : {j.a, j.b, j.c, j.d}) results.Hold(buffer);
   });
   // The CSR matrix (SPEC §3.7): 2p residual rows of 15 entries, then p
   // weight rows of one; blocks j.a = f64[cp, uv, obs], j.b = f64[xyz, uv,
   // obs], j.c = f64[uv, obs], j.d = f64[obs].
   const int64_t entries = 31 * p;
-  auto row_start = [&](int64_t r) -> int64_t { return r <= 2 * p ? 15 * r : 30 * p + (r - 2 * p); };
+  auto row_start = [&](int64_t r) -> int64_t {
+    return r <= 2 * p ? 15 * r : 30 * p + (r - 2 * p);
+  };
   auto column = [&](int64_t e) -> int64_t {
     if (e >= 30 * p) return 11 * n + 3 * m + (e - 30 * p);
     const int64_t i = e / 30, at = e % 15;
@@ -450,13 +518,17 @@ json Ba(const Module& module, const std::string& function, const json& input, js
           {"vals", Truncated(entries, value)}};
 }
 
-json Lstm(const Module& module, const std::string& function, const json& input, json& timings) {
-  const Array main = Read(input, "main_params", 2), extra = Read(input, "extra_params", 2);
-  const Array state = Read(input, "state", 2), sequence = Read(input, "sequence", 2);
+json Lstm(const Module& module, const std::string& function, const json& input,
+          json& timings) {
+  const Array main = Read(input, "main_params", 2),
+              extra = Read(input, "extra_params", 2);
+  const Array state = Read(input, "state", 2),
+              sequence = Read(input, "sequence", 2);
   const int64_t l = main.Dim(0) / 2, b = main.Dim(1) / 4, c = sequence.Dim(0);
   if (l < 1 || main.Dim(0) != 2 * l || main.Dim(1) != 4 * b || b < 1 ||
-      extra.shape != std::vector<int64_t>{3, b} || state.shape != std::vector<int64_t>{2 * l, b} ||
-      sequence.Dim(1) != b || c < 2)
+      extra.shape != std::vector<int64_t>{3, b} ||
+      state.shape != std::vector<int64_t>{2 * l, b} || sequence.Dim(1) != b ||
+      c < 2)
     throw InputError("lstm: the arrays' sizes do not agree");
   // main_params [2l][4b] = [lay][wb][gate][b] -> f64[wb, gate, lay, b];
   // state [2l][b] = [lay][hc][b] -> f64[hc, lay, b].
@@ -465,24 +537,32 @@ json Lstm(const Module& module, const std::string& function, const json& input, 
     for (int64_t row = 0; row < 2; ++row) {
       for (int64_t gate = 0; gate < 4; ++gate)
         for (int64_t lane = 0; lane < b; ++lane)
-          weights[((row * 4 + gate) * l + layer) * b + lane] = main.data[(2 * layer + row) * 4 * b + gate * b + lane];
+          weights[((row * 4 + gate) * l + layer) * b + lane] =
+              main.data[(2 * layer + row) * 4 * b + gate * b + lane];
       for (int64_t lane = 0; lane < b; ++lane)
-        hidden[(row * l + layer) * b + lane] = state.data[(2 * layer + row) * b + lane];
+        hidden[(row * l + layer) * b + lane] =
+            state.data[(2 * layer + row) * b + lane];
     }
   using Args = const double*;
   Results results(module);
   if (function == "objective") {
-    auto f = Entry<double (*)(int64_t, int64_t, int64_t, Args, Args, Args, Args)>(module, function);
+    auto f =
+        Entry<double (*)(int64_t, int64_t, int64_t, Args, Args, Args, Args)>(
+            module, function);
     double y = 0;
-    Measure(input, results, timings,
-            [&] { y = f(l, c, b, weights.data(), extra.data.data(), hidden.data(), sequence.data.data()); });
+    Measure(input, results, timings, [&] {
+      y = f(l, c, b, weights.data(), extra.data.data(), hidden.data(),
+            sequence.data.data());
+    });
     return y;
   }
   if (function != "jacobian") throw InputError("lstm has no " + function);
-  auto f = Entry<Two (*)(int64_t, int64_t, int64_t, Args, Args, Args, Args)>(module, function);
+  auto f = Entry<Two (*)(int64_t, int64_t, int64_t, Args, Args, Args, Args)>(
+      module, function);
   Two g{};
   Measure(input, results, timings, [&] {
-    g = f(l, c, b, weights.data(), extra.data.data(), hidden.data(), sequence.data.data());
+    g = f(l, c, b, weights.data(), extra.data.data(), hidden.data(),
+          sequence.data.data());
     results.Hold(g.a);
     results.Hold(g.b);
   });
@@ -490,16 +570,42 @@ json Lstm(const Module& module, const std::string& function, const json& input, 
   for (int64_t layer = 0; layer < l; ++layer)
     for (int64_t row = 0; row < 2; ++row)
       for (int64_t gate = 0; gate < 4; ++gate)
-        for (int64_t lane = 0; lane < b; ++lane) out.push_back(g.a[((row * 4 + gate) * l + layer) * b + lane]);
+        for (int64_t lane = 0; lane < b; ++lane)
+          out.push_back(g.a[((row * 4 + gate) * l + layer) * b + lane]);
   out.insert(out.end(), g.b, g.b + 3 * b);
   return out;
 }
 
-bool IsNestedMode(const std::string& function) {
-  return function == "rr" || function == "ff" || function == "fr" || function == "rf";
+json Det(const Module& module, const std::string& function, const json& input,
+         json& timings) {
+  const Array a = Read(input, "A", 1);
+  const int64_t ell = Integer(Field(input, "ell"), "ell");
+  if (ell < 1 || a.Dim(0) != ell * ell)
+    throw InputError("det: A must hold ell * ell numbers");
+  Results results(module);
+  if (function == "primal") {
+    auto f =
+        Entry<double (*)(int64_t, int64_t, const double*)>(module, function);
+    double y = 0;
+    Measure(input, results, timings, [&] { y = f(ell, ell, a.data.data()); });
+    return y;
+  }
+  if (function != "gradient") throw InputError("det has no " + function);
+  auto f =
+      Entry<double* (*)(int64_t, int64_t, const double*)>(module, function);
+  double* g = nullptr;
+  Measure(input, results, timings,
+          [&] { results.Hold(g = f(ell, ell, a.data.data())); });
+  return List(g, ell * ell);
 }
 
-json Particle(const Module& module, const std::string& function, const json& input, json& timings) {
+bool IsNestedMode(const std::string& function) {
+  return function == "rr" || function == "ff" || function == "fr" ||
+         function == "rf";
+}
+
+json Particle(const Module& module, const std::string& function,
+              const json& input, json& timings) {
   if (!IsNestedMode(function)) throw InputError("particle has no " + function);
   auto f = Entry<double (*)(double)>(module, function);
   const double w = Number(Field(input, "w"), "w");
@@ -509,21 +615,27 @@ json Particle(const Module& module, const std::string& function, const json& inp
   return y;
 }
 
-json Saddle(const Module& module, const std::string& function, const json& input, json& timings) {
+json Saddle(const Module& module, const std::string& function,
+            const json& input, json& timings) {
   if (!IsNestedMode(function)) throw InputError("saddle has no " + function);
   auto f = Entry<double* (*)(const double*)>(module, function);
   const Array start = Read(input, "start", 1);
   if (start.Dim(0) != 2) throw InputError("start must hold 2 numbers");
   double* y = nullptr;
   Results results(module);
-  Measure(input, results, timings, [&] { results.Hold(y = f(start.data.data())); });
+  Measure(input, results, timings,
+          [&] { results.Hold(y = f(start.data.data())); });
   return List(y, 4);
 }
 
 const std::map<std::string, Handler>& Evals() {
   static const std::map<std::string, Handler> evals = {
-      {"hello", Hello}, {"llsq", Llsq},   {"lse", Lse},   {"ode", Ode},           {"kmeans", Kmeans},
-      {"gmm", Gmm},     {"ba", Ba},       {"lstm", Lstm}, {"particle", Particle}, {"saddle", Saddle},
+      {"hello", Hello},   {"llsq", Llsq},
+      {"lse", Lse},       {"ode", Ode},
+      {"kmeans", Kmeans}, {"gmm", Gmm},
+      {"ba", Ba},         {"det", Det},
+      {"lstm", Lstm},     {"particle", Particle},
+      {"saddle", Saddle},
   };
   return evals;
 }
@@ -539,7 +651,10 @@ class Tool {
     json response = {{"id", echo}};
     try {
       auto kind_field = message.find("kind");
-      const std::string kind = kind_field != message.end() && kind_field->is_string() ? kind_field->get<std::string>() : "";
+      const std::string kind =
+          kind_field != message.end() && kind_field->is_string()
+              ? kind_field->get<std::string>()
+              : "";
       if (kind == "start") {
         response["tool"] = "delta";
       } else if (kind == "define") {
@@ -548,7 +663,8 @@ class Tool {
         Evaluate(message, response);
       } else if (kind == "analysis") {
         if (message.value("valid", true) == false)
-          std::cerr << "gradbench: evaluate " << message.value("of", json()).dump()
+          std::cerr << "gradbench: evaluate "
+                    << message.value("of", json()).dump()
                     << " was invalid: " << message.value("error", "") << "\n";
       }
     } catch (const std::exception& error) {
@@ -560,7 +676,8 @@ class Tool {
  private:
   static std::string Text(const json& message, const char* key) {
     auto it = message.find(key);
-    if (it == message.end() || !it->is_string()) throw InputError(std::string("the message lacks \"") + key + "\"");
+    if (it == message.end() || !it->is_string())
+      throw InputError(std::string("the message lacks \"") + key + "\"");
     return it->get<std::string>();
   }
 
@@ -569,16 +686,21 @@ class Tool {
     if (Evals().count(name) == 0) throw InputError(name + " is not supported");
     const auto start = Clock::now();
     if (modules_.count(name) == 0) modules_[name] = Load(name);
-    const auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    const auto nanoseconds =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
+                                                             start)
+            .count();
     response["success"] = true;
-    response["timings"] = json::array({{{"name", "compile"}, {"nanoseconds", nanoseconds}}});
+    response["timings"] =
+        json::array({{{"name", "compile"}, {"nanoseconds", nanoseconds}}});
   }
 
   void Evaluate(const json& message, json& response) {
     const std::string name = Text(message, "module");
     const std::string function = Text(message, "function");
     auto module = modules_.find(name);
-    if (module == modules_.end()) throw InputError("module " + name + " is not defined");
+    if (module == modules_.end())
+      throw InputError("module " + name + " is not defined");
     auto input = message.find("input");
     if (input == message.end()) throw InputError("the message lacks \"input\"");
     json timings = json::array();
@@ -602,13 +724,18 @@ int main() {
     json response;
     try {
       const json message = json::parse(line);
-      if (!message.is_object()) throw InputError("a message must be a JSON object");
+      if (!message.is_object())
+        throw InputError("a message must be a JSON object");
       response = tool.Answer(message);
     } catch (const std::exception& error) {
       // Malformed JSON: there is no id to echo.
-      response = {{"id", nullptr}, {"success", false}, {"error", std::string("bad message: ") + error.what()}};
+      response = {{"id", nullptr},
+                  {"success", false},
+                  {"error", std::string("bad message: ") + error.what()}};
     }
-    std::cout << response.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
+    std::cout << response.dump(-1, ' ', false, json::error_handler_t::replace)
+              << "\n"
+              << std::flush;
   }
   return 0;
 }
