@@ -29,10 +29,20 @@ def llsq():
 
 
 def llsq_ref(x, n):
-    t = -1 + 2 * np.arange(n) / (n - 1)
-    powers = t[:, None] ** np.arange(len(x))[None, :]
-    r = np.sign(t) - powers @ x
-    return [lambda: 0.5 * r.dot(r), lambda: -(r @ powers)]
+    def residual():
+        t = -1 + 2 * np.arange(n) / (n - 1)
+        powers = t[:, None] ** np.arange(len(x))[None, :]
+        return np.sign(t) - powers @ x, powers
+
+    def primal():
+        r, _ = residual()
+        return 0.5 * r.dot(r)
+
+    def gradient():
+        r, powers = residual()
+        return -(r @ powers)
+
+    return [primal, gradient]
 
 
 def lse():
@@ -188,7 +198,7 @@ def main():
     args = sys.argv[1:]
     quick = "--quick" in args
     names = [a for a in args if a != "--quick"] or list(EVALS)
-    tool = subprocess.Popen([os.path.join(ROOT, "bench/gradbench/tool")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    tool = subprocess.Popen([os.environ.get("GRADBENCH_TOOL", os.path.join(ROOT, "bench/gradbench/tool"))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     ident = 0
 
     def send(message):
