@@ -155,6 +155,7 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
 
 // See Note [Reduction loop order] in docs/internals/codegen.md.
 void FunctionEmitter::EmitReduce(const ir::Op& op) {
+  if (EmitContraction(op)) return;
   const ir::Type& type = op.results[0]->type;
   ir::ElemKind elem = type.elem;
   ir::DimList reduced(op.dims);
@@ -184,7 +185,14 @@ void FunctionEmitter::EmitReduce(const ir::Op& op) {
     EmitLoopNest(inner, coords, [&] {
       llvm::Value* x = element(coords);
       llvm::Value* old = builder_.CreateLoad(acc->getAllocatedType(), acc);
-      builder_.CreateStore(ReduceCombine(op.reduce, elem, old, x), acc);
+      llvm::Value* next = ReduceCombine(op.reduce, elem, old, x);
+      // At -O3 a float sum may be reassociated, so that the vectorizer can
+      // split it into vector lanes (results change in the last bits).
+      if (auto* add = llvm::dyn_cast<llvm::Instruction>(next);
+          add != nullptr && module_.fast_math &&
+          llvm::isa<llvm::FPMathOperator>(add))
+        add->setHasAllowReassoc(true);
+      builder_.CreateStore(next, acc);
     });
   };
   Coords coords;

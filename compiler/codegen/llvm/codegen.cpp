@@ -663,6 +663,7 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
 
   ModuleContext module_context;
   module_context.module = llvm_module.get();
+  module_context.fast_math = options.opt_level >= 3;
   DeclareRuntime(module_context);
   module_context.hooks = options.hooks;
   if (options.hooks != nullptr) options.hooks->BeginModule(module_context);

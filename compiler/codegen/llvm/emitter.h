@@ -52,6 +52,9 @@ struct ModuleContext {
   llvm::StringMap<llvm::Constant*> strings;
   llvm::FunctionCallee alloc, free, fail, fail_format;
   llvm::FunctionCallee print_begin, print_text, print_value, print_end;
+  // -O3: contractions may use FMA and float sums may be reassociated
+  // (docs/performance.md); otherwise results are bitwise the interpreter's.
+  bool fast_math = false;
   // Set by HostHooks::BeginModule to replace what CopyArray does (a
   // `ptr (ptr, i64 bytes)` function); null: a memcpy.
   llvm::FunctionCallee copy;
@@ -162,6 +165,9 @@ class FunctionEmitter {
   void EmitElementwise(const ir::Op& op);
   void EmitMap(const ir::Op& op);
   void EmitReduce(const ir::Op& op);
+  // contraction.cpp: a reduce.sum of a product as matrix-product calls;
+  // false if `op` is not one.
+  bool EmitContraction(const ir::Op& op);
   void EmitArgReduce(const ir::Op& op);
   void EmitReduceCustom(const ir::Op& op);
   void EmitCumsum(const ir::Op& op);

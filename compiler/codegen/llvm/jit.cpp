@@ -11,6 +11,7 @@
 #include <llvm/Support/Error.h>
 
 #include "runtime/cuda.h"
+#include "runtime/kernels.h"
 #include "runtime/runtime.h"
 
 namespace delta::codegen {
@@ -36,6 +37,8 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
       {"delta_flush", reinterpret_cast<void*>(&delta_flush)},
       {"delta_parallel_for", reinterpret_cast<void*>(&delta_parallel_for)},
       {"delta_num_threads", reinterpret_cast<void*>(&delta_num_threads)},
+      {"delta_gemm_f32", reinterpret_cast<void*>(&delta_gemm_f32)},
+      {"delta_gemm_f64", reinterpret_cast<void*>(&delta_gemm_f64)},
       // Code built with --target=cuda (runtime/cuda.h).
       {"delta_cuda_init", reinterpret_cast<void*>(&delta_cuda_init)},
       {"delta_cuda_function", reinterpret_cast<void*>(&delta_cuda_function)},

@@ -1,0 +1,125 @@
+// Contractions: a fused `reduce.sum [k] { gather a .. * gather b .. }` (what
+// fusion makes of sum(a * b, k), and what AD and vmap produce) becomes calls
+// of the runtime's blocked matrix product (runtime/kernels.h) instead of a
+// loop nest. See Note [GEMM kernel] in docs/performance.md.
+#include <llvm/Support/Casting.h>
+
+#include "compiler/codegen/llvm/emitter.h"
+#include "runtime/kernels.h"
+
+namespace delta::codegen {
+namespace {
+
+// Below this many multiply-adds per call the packing costs more than the
+// loop nest it replaces.
+constexpr int64_t kMinWork = 8192;
+
+// The array a region gathers at the region's own coordinates, or null.
+const ir::Value* PlainGather(const ir::Op& gather, const ir::Block& body,
+                             const std::vector<const ir::Dim*>& arg_dims) {
+  if (gather.kind != ir::OpKind::Gather) return nullptr;
+  const ir::Value* array = gather.operands[0];
+  if (array->block == &body || array->type.dims.size() == 0) return nullptr;
+  if (gather.operands.size() != array->type.dims.size() + 1) return nullptr;
+  for (size_t i = 0; i + 1 < gather.operands.size(); ++i) {
+    const ir::Value* index = gather.operands[i + 1];
+    if (index->block != &body || index->def != nullptr) return nullptr;
+    if (arg_dims[index->index] != array->type.dims[i]) return nullptr;
+  }
+  return array;
+}
+
+}  // namespace
+
+bool FunctionEmitter::EmitContraction(const ir::Op& op) {
+  if (op.reduce != ir::ReduceKind::Sum || op.regions.empty()) return false;
+  const ir::Type& type = op.results[0]->type;
+  if (type.elem != ir::ElemKind::F32 && type.elem != ir::ElemKind::F64)
+    return false;
+  const ir::Block& body = *op.region(0);
+  if (body.ops.size() != 4) return false;
+  ir::DimList reduced(op.dims);
+  ir::DimList all = type.dims.Union(reduced);
+  std::vector<const ir::Dim*> arg_dims(all.begin(), all.end());
+  const ir::Op& mul = *body.ops[2];
+  const ir::Op& yield = *body.ops[3];
+  if (mul.kind != ir::OpKind::Mul || yield.operands.size() != 1 ||
+      yield.operands[0] != mul.results[0] ||
+      mul.operands[0] != body.ops[0]->results[0] ||
+      mul.operands[1] != body.ops[1]->results[0])
+    return false;
+  const ir::Value* a = PlainGather(*body.ops[0], body, arg_dims);
+  const ir::Value* b = PlainGather(*body.ops[1], body, arg_dims);
+  if (a == nullptr || b == nullptr || a->type.elem != type.elem ||
+      b->type.elem != type.elem || reduced.size() != 1)
+    return false;
+  // Rows (dims of a only), columns (of b only), batch dims (both), and the
+  // one reduced dim, which both must have.
+  const ir::Dim* k_dim = op.dims[0];
+  if (!a->type.dims.Contains(k_dim) || !b->type.dims.Contains(k_dim))
+    return false;
+  const ir::Dim* m_dim = nullptr;
+  const ir::Dim* n_dim = nullptr;
+  std::vector<const ir::Dim*> batch;
+  for (const ir::Dim* dim : type.dims) {
+    bool in_a = a->type.dims.Contains(dim), in_b = b->type.dims.Contains(dim);
+    if (in_a && in_b) {
+      batch.push_back(dim);
+    } else if (in_a && m_dim == nullptr) {
+      m_dim = dim;
+    } else if (in_b && n_dim == nullptr) {
+      n_dim = dim;
+    } else {
+      return false;  // a second row or column dim, or a broadcast dim
+    }
+  }
+  // A matrix-vector product leaves most of the tile empty: the loop nest
+  // handles it (and vectorizes it as a dot product with reassociation).
+  if (m_dim == nullptr || n_dim == nullptr) return false;
+  // Known sizes that are too small stay loops; unknown ones go to the
+  // kernel (which handles size 0 and 1).
+  if (m_dim->constant && n_dim->constant && k_dim->constant &&
+      *m_dim->constant * *n_dim->constant * *k_dim->constant < kMinWork)
+    return false;
+
+  bool f32 = type.elem == ir::ElemKind::F32;
+  llvm::Type* i64 = builder_.getInt64Ty();
+  llvm::Type* ptr = builder_.getPtrTy();
+  llvm::FunctionCallee gemm = module_.module->getOrInsertFunction(
+      f32 ? "delta_gemm_f32" : "delta_gemm_f64",
+      llvm::FunctionType::get(builder_.getVoidTy(),
+                              {i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr,
+                               i64, i64, builder_.getInt32Ty()},
+                              false));
+  llvm::cast<llvm::Function>(gemm.getCallee())
+      ->addFnAttr(llvm::Attribute::NoUnwind);
+
+  ArrayView a_view = View(a->type, Get(a));
+  ArrayView b_view = View(b->type, Get(b));
+  llvm::Value* result = Allocate(type);
+  ArrayView c_view = View(type, result);
+  auto stride = [&](const ArrayView& view, const ir::Dim* dim) {
+    return view.strides[view.type.dims.IndexOf(dim)];
+  };
+  int32_t flags = module_.fast_math ? DELTA_GEMM_FMA : 0;
+  Coords coords;
+  EmitLoopNest(batch, coords, [&] {
+    // The batch coordinates place each product; the other dims are at 0.
+    auto base = [&](const ArrayView& view) {
+      Coords at = coords;
+      for (const ir::Dim* dim : view.type.dims)
+        if (!at.count(dim)) at[dim] = builder_.getInt64(0);
+      return ElementPointer(view, at);
+    };
+    builder_.CreateCall(
+        gemm, {DimSize(m_dim), DimSize(n_dim), DimSize(k_dim), base(a_view),
+               stride(a_view, m_dim), stride(a_view, k_dim), base(b_view),
+               stride(b_view, k_dim), stride(b_view, n_dim), base(c_view),
+               stride(c_view, m_dim), stride(c_view, n_dim),
+               builder_.getInt32(flags)});
+  });
+  Set(op.results[0], result);
+  return true;
+}
+
+}  // namespace delta::codegen

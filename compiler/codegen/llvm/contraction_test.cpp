@@ -1,0 +1,68 @@
+// The matrix-product kernel that contractions compile to: bitwise equal to
+// the naive loop (exact mode) on sizes 0, 1, odd sizes, sizes that are not
+// multiples of the tiles, transposed strides, on one thread and on the pool.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "runtime/kernels.h"
+
+namespace {
+
+template <typename T>
+using Gemm = void (*)(int64_t, int64_t, int64_t, const T*, int64_t, int64_t,
+                      const T*, int64_t, int64_t, T*, int64_t, int64_t,
+                      int32_t);
+
+// a is m x k (row-major, or column-major if `transposed`), b is k x n, c is
+// written column-major: every stride pattern the code generator passes.
+template <typename T>
+void Check(Gemm<T> gemm, int64_t m, int64_t n, int64_t k, bool transposed,
+           int32_t flags) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  CAPTURE(transposed);
+  std::vector<T> a(m * k + 1), b(k * n + 1), c(m * n + 1, T(7)),
+      want(m * n + 1, T(7));
+  unsigned seed = static_cast<unsigned>(m * 131 + n * 17 + k);
+  for (T& x : a) x = T((rand_r(&seed) % 2001) - 1000) / T(997);
+  for (T& x : b) x = T((rand_r(&seed) % 2001) - 1000) / T(991);
+  int64_t a_m = transposed ? 1 : k, a_k = transposed ? m : 1;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        T product = a[i * a_m + p * a_k] * b[p * n + j];
+        sum = sum + product;
+      }
+      want[j * m + i] = sum;
+    }
+  gemm(m, n, k, a.data(), a_m, a_k, b.data(), n, 1, c.data(), 1, m, flags);
+  if (flags & DELTA_GEMM_FMA) {
+    for (int64_t e = 0; e < m * n; ++e)
+      CHECK(c[e] == doctest::Approx(want[e]).epsilon(1e-4));
+  } else {
+    CHECK(std::memcmp(c.data(), want.data(), sizeof(T) * (m * n + 1)) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the gemm kernel equals the naive loop bit for bit") {
+  for (int32_t flags : {0, static_cast<int>(DELTA_GEMM_SERIAL)})
+    for (int64_t m : {0, 1, 5, 7, 13, 200})
+      for (int64_t n : {0, 1, 3, 33, 1030})
+        for (int64_t k : {0, 1, 9, 257}) {
+          Check<float>(delta_gemm_f32, m, n, k, (m + n) % 2 == 1, flags);
+          Check<double>(delta_gemm_f64, m, n, k, (m + k) % 2 == 0, flags);
+        }
+}
+
+TEST_CASE("the gemm kernel with FMA stays close to the naive loop") {
+  Check<float>(delta_gemm_f32, 97, 131, 300, false, DELTA_GEMM_FMA);
+  Check<double>(delta_gemm_f64, 97, 131, 300, true, DELTA_GEMM_FMA);
+}

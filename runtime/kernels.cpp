@@ -1,0 +1,271 @@
+// The matrix product of contractions: packed panels, a register-tiled
+// micro-kernel in the widest vectors the CPU has (chosen at run time), and
+// the thread pool over row blocks. See Note [GEMM kernel] in
+// docs/performance.md.
+#include "runtime/kernels.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/runtime.h"
+
+// Products and sums stay separate roundings unless FMA is asked for
+// explicitly (__builtin_elementwise_fma): that is what keeps the exact mode
+// bitwise equal to the naive loop.
+#pragma clang fp contract(off)
+
+namespace {
+
+constexpr int64_t kBlockK = 256;   // depth of a packed panel (L1: a B strip)
+constexpr int64_t kBlockN = 1024;  // columns of packed B (L2/L3)
+constexpr int64_t kBlockM = 96;    // rows of packed A per task (L2)
+// Below this many multiply-adds the pool's wake-up costs more than it saves.
+constexpr double kParallelWork = 1 << 20;
+
+template <typename T>
+struct Problem {
+  int64_t m, n, k;
+  const T* a;
+  int64_t a_m, a_k;
+  const T* b;
+  int64_t b_k, b_n;
+  T* c;
+  int64_t c_m, c_n;
+  bool fma;
+};
+
+// One task: rows [row_begin, row_end) of C for the packed B strip of
+// columns [col, col + cols) and depths [depth, depth + depth_size).
+template <typename T>
+struct Block {
+  const Problem<T>* problem;
+  const T* packed_b;
+  int64_t col, cols, depth, depth_size, block_m;
+};
+
+template <typename T, int kW, int kMr, int kNv, bool kFma>
+[[gnu::always_inline]] inline void MicroKernel(const Problem<T>& p, int64_t kc,
+                                               const T* pa, const T* pb,
+                                               int64_t row, int64_t rows,
+                                               int64_t col, int64_t cols,
+                                               bool first) {
+  using V [[gnu::vector_size(kW * sizeof(T)), gnu::aligned(alignof(T))]] = T;
+  constexpr int kNr = kW * kNv;
+  V acc[kMr][kNv];
+  T tile[kMr][kNr];
+  bool direct = p.c_n == 1 && rows == kMr && cols == kNr;
+  if (first) {
+    for (int r = 0; r < kMr; ++r)
+      for (int v = 0; v < kNv; ++v) acc[r][v] = V{};
+  } else if (direct) {
+    for (int r = 0; r < kMr; ++r)
+      for (int v = 0; v < kNv; ++v)
+        std::memcpy(&acc[r][v], p.c + (row + r) * p.c_m + col + v * kW,
+                    sizeof(V));
+  } else {
+    for (int r = 0; r < kMr; ++r)
+      for (int j = 0; j < kNr; ++j)
+        tile[r][j] = r < rows && j < cols
+                         ? p.c[(row + r) * p.c_m + (col + j) * p.c_n]
+                         : T(0);
+    for (int r = 0; r < kMr; ++r)
+      for (int v = 0; v < kNv; ++v)
+        std::memcpy(&acc[r][v], &tile[r][v * kW], sizeof(V));
+  }
+  for (int64_t q = 0; q < kc; ++q) {
+    V b[kNv];
+    for (int v = 0; v < kNv; ++v)
+      std::memcpy(&b[v], pb + q * kNr + v * kW, sizeof(V));
+    for (int r = 0; r < kMr; ++r) {
+      V a;
+      for (int lane = 0; lane < kW; ++lane) a[lane] = pa[q * kMr + r];
+      for (int v = 0; v < kNv; ++v) {
+        if constexpr (kFma) {
+          acc[r][v] = __builtin_elementwise_fma(a, b[v], acc[r][v]);
+        } else {
+          V product = a * b[v];
+          acc[r][v] = acc[r][v] + product;
+        }
+      }
+    }
+  }
+  if (direct) {
+    for (int r = 0; r < kMr; ++r)
+      for (int v = 0; v < kNv; ++v)
+        std::memcpy(p.c + (row + r) * p.c_m + col + v * kW, &acc[r][v],
+                    sizeof(V));
+    return;
+  }
+  for (int r = 0; r < kMr; ++r)
+    for (int v = 0; v < kNv; ++v)
+      std::memcpy(&tile[r][v * kW], &acc[r][v], sizeof(V));
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < cols; ++j)
+      p.c[(row + r) * p.c_m + (col + j) * p.c_n] = tile[r][j];
+}
+
+// Packs rows [row, row + rows) of A at depths [depth, depth + kc) into
+// panels of kMr rows (zero-padded), then runs the micro-kernel over them.
+template <typename T, int kW, int kMr, int kNv, bool kFma>
+[[gnu::always_inline]] inline void MacroKernel(const Block<T>& block,
+                                               int64_t row_begin,
+                                               int64_t row_end) {
+  const Problem<T>& p = *block.problem;
+  constexpr int kNr = kW * kNv;
+  int64_t kc = block.depth_size;
+  bool first = block.depth == 0;
+  int64_t panels = (block.block_m + kMr - 1) / kMr;
+  T* pa = static_cast<T*>(
+      std::aligned_alloc(64, ((panels * kMr * kc * sizeof(T)) + 63) / 64 * 64));
+  for (int64_t row = row_begin; row < row_end; row += block.block_m) {
+    int64_t mc = std::min(block.block_m, row_end - row);
+    for (int64_t panel = 0; panel * kMr < mc; ++panel) {
+      T* out = pa + panel * kMr * kc;
+      for (int64_t q = 0; q < kc; ++q)
+        for (int r = 0; r < kMr; ++r) {
+          int64_t i = panel * kMr + r;
+          out[q * kMr + r] =
+              i < mc ? p.a[(row + i) * p.a_m + (block.depth + q) * p.a_k]
+                     : T(0);
+        }
+    }
+    for (int64_t j = 0; j < block.cols; j += kNr)
+      for (int64_t i = 0; i < mc; i += kMr)
+        MicroKernel<T, kW, kMr, kNv, kFma>(
+            p, kc, pa + (i / kMr) * kMr * kc, block.packed_b + j * kc, row + i,
+            std::min<int64_t>(kMr, mc - i), block.col + j,
+            std::min<int64_t>(kNr, block.cols - j), first);
+  }
+  std::free(pa);
+}
+
+// The instruction sets the kernel is compiled for; the widest the CPU has
+// is chosen once at run time (the runtime itself is built for baseline
+// x86-64, executables may run anywhere the runtime does).
+#define DELTA_MACRO_KERNEL(name, features, T, W, MR, NV, FMA)                  \
+  [[gnu::target(features)]] void name(void* ctx, int64_t begin, int64_t end) { \
+    const auto& block = *static_cast<const Block<T>*>(ctx);                    \
+    MacroKernel<T, W, MR, NV, FMA>(                                            \
+        block, begin * block.block_m,                                          \
+        std::min(end * block.block_m, block.problem->m));                      \
+  }
+#define DELTA_AVX512 "avx512f,avx512vl,avx512bw,avx512dq,fma,avx2"
+DELTA_MACRO_KERNEL(F32Avx512, DELTA_AVX512, float, 16, 6, 2, false)
+DELTA_MACRO_KERNEL(F32Avx512Fma, DELTA_AVX512, float, 16, 6, 2, true)
+DELTA_MACRO_KERNEL(F64Avx512, DELTA_AVX512, double, 8, 6, 2, false)
+DELTA_MACRO_KERNEL(F64Avx512Fma, DELTA_AVX512, double, 8, 6, 2, true)
+DELTA_MACRO_KERNEL(F32Avx2, "avx2,fma", float, 8, 6, 2, false)
+DELTA_MACRO_KERNEL(F32Avx2Fma, "avx2,fma", float, 8, 6, 2, true)
+DELTA_MACRO_KERNEL(F64Avx2, "avx2,fma", double, 4, 6, 2, false)
+DELTA_MACRO_KERNEL(F64Avx2Fma, "avx2,fma", double, 4, 6, 2, true)
+// Baseline x86-64 has no FMA instruction: the FMA flag is a permission,
+// not a promise, so SSE2 runs the exact kernel for both.
+DELTA_MACRO_KERNEL(F32Sse, "sse2", float, 4, 4, 2, false)
+DELTA_MACRO_KERNEL(F64Sse, "sse2", double, 2, 4, 2, false)
+#undef DELTA_MACRO_KERNEL
+#undef DELTA_AVX512
+
+enum class Isa { Avx512, Avx2, Sse };
+
+Isa HostIsa() {
+  static const Isa isa = [] {
+    __builtin_cpu_init();
+    if (std::getenv("DELTA_GEMM_NO_AVX512") == nullptr &&
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+      return Isa::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return Isa::Avx2;
+    return Isa::Sse;
+  }();
+  return isa;
+}
+
+template <typename T>
+void Gemm(const Problem<T>& p, int32_t flags) {
+  if (p.m <= 0 || p.n <= 0) return;
+  if (p.k <= 0) {
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) p.c[i * p.c_m + j * p.c_n] = T(0);
+    return;
+  }
+  DeltaParallelBody body;
+  int64_t nr;
+  bool f32 = sizeof(T) == 4;
+  switch (HostIsa()) {
+    case Isa::Avx512:
+      body = f32 ? (p.fma ? F32Avx512Fma : F32Avx512)
+                 : (p.fma ? F64Avx512Fma : F64Avx512);
+      nr = f32 ? 32 : 16;
+      break;
+    case Isa::Avx2:
+      body =
+          f32 ? (p.fma ? F32Avx2Fma : F32Avx2) : (p.fma ? F64Avx2Fma : F64Avx2);
+      nr = f32 ? 16 : 8;
+      break;
+    default:
+      body = f32 ? F32Sse : F64Sse;
+      nr = f32 ? 8 : 4;
+      break;
+  }
+  // Enough row blocks for every thread when the product is large.
+  bool parallel = (flags & DELTA_GEMM_SERIAL) == 0 &&
+                  static_cast<double>(p.m) * p.n * p.k >= kParallelWork &&
+                  delta_num_threads() > 1;
+  int64_t block_m = kBlockM;
+  if (parallel) {
+    int64_t per_task = (p.m + 2 * delta_num_threads() - 1) /
+                       (2 * static_cast<int64_t>(delta_num_threads()));
+    block_m = std::clamp<int64_t>((per_task + 5) / 6 * 6, 6, kBlockM);
+  }
+  int64_t tasks = (p.m + block_m - 1) / block_m;
+  int64_t max_cols = std::min(kBlockN, (p.n + nr - 1) / nr * nr);
+  T* pb = static_cast<T*>(
+      std::aligned_alloc(64, (max_cols * kBlockK * sizeof(T) + 63) / 64 * 64));
+  for (int64_t col = 0; col < p.n; col += kBlockN) {
+    int64_t cols = std::min(kBlockN, p.n - col);
+    for (int64_t depth = 0; depth < p.k; depth += kBlockK) {
+      int64_t kc = std::min(kBlockK, p.k - depth);
+      // B's strip in panels of nr columns, zero-padded.
+      for (int64_t j0 = 0; j0 < cols; j0 += nr) {
+        T* out = pb + j0 * kc;
+        for (int64_t q = 0; q < kc; ++q)
+          for (int64_t j = 0; j < nr; ++j)
+            out[q * nr + j] =
+                j0 + j < cols
+                    ? p.b[(depth + q) * p.b_k + (col + j0 + j) * p.b_n]
+                    : T(0);
+      }
+      Block<T> block{&p, pb, col, cols, depth, kc, block_m};
+      if (parallel)
+        delta_parallel_for(tasks, body, &block);
+      else
+        body(&block, 0, tasks);
+    }
+  }
+  std::free(pb);
+}
+
+}  // namespace
+
+extern "C" {
+
+void delta_gemm_f32(int64_t m, int64_t n, int64_t k, const float* a,
+                    int64_t a_m, int64_t a_k, const float* b, int64_t b_k,
+                    int64_t b_n, float* c, int64_t c_m, int64_t c_n,
+                    int32_t flags) {
+  Gemm<float>({m, n, k, a, a_m, a_k, b, b_k, b_n, c, c_m, c_n,
+               (flags & DELTA_GEMM_FMA) != 0},
+              flags);
+}
+
+void delta_gemm_f64(int64_t m, int64_t n, int64_t k, const double* a,
+                    int64_t a_m, int64_t a_k, const double* b, int64_t b_k,
+                    int64_t b_n, double* c, int64_t c_m, int64_t c_n,
+                    int32_t flags) {
+  Gemm<double>({m, n, k, a, a_m, a_k, b, b_k, b_n, c, c_m, c_n,
+                (flags & DELTA_GEMM_FMA) != 0},
+               flags);
+}
+
+}  // extern "C"
