@@ -368,17 +368,27 @@ Leaves Lowerer::CallCallable(const sema::Callable* callable,
                              const std::vector<const sema::Type*>& arg_types,
                              const sema::CallInfo* info,
                              const sema::Type* result, Span span) {
-  ir::Builder& b = *builder_;
   DimSubst sizes;
   if (const sema::Signature* signature = SignatureOf(callable))
     for (size_t k = 0;
          k < signature->size_params.size() && k < info->size_args.size(); ++k)
       sizes[signature->size_params[k]] = DimOf(info->size_args[k]);
-  ir::DimList lift = DimsOf(info->lift_dims);
-  if (lift.empty()) return CallUnlifted(callable, args, arg_types, sizes, span);
+  if (info->lift_dims.empty())
+    return CallUnlifted(callable, args, arg_types, sizes, span);
+  if (callable->kind == sema::Callable::Kind::Fn && callable->fn->custom_vjp)
+    return CallLiftedWithRule(callable, args, arg_types, info, result, span);
+  return LiftedMap(callable, args, arg_types, info, result, sizes, span);
+}
 
+Leaves Lowerer::LiftedMap(const sema::Callable* callable,
+                          const std::vector<Leaves>& args,
+                          const std::vector<const sema::Type*>& arg_types,
+                          const sema::CallInfo* info, const sema::Type* result,
+                          const DimSubst& sizes, Span span) {
   // A lifted call: map over the extra dims, indexing each argument at the
   // extra dims it has (section 4.4 of the contract).
+  ir::Builder& b = *builder_;
+  ir::DimList lift = DimsOf(info->lift_dims);
   std::vector<ir::Type> types = Flatten(result);
   ir::Op* op = b.Create(ir::OpKind::Map, {}, types);
   op->dims.assign(lift.begin(), lift.end());

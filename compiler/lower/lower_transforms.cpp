@@ -405,3 +405,147 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
 }
 
 }  // namespace delta::lower
+
+namespace delta::lower {
+
+Leaves Lowerer::CallLiftedWithRule(
+    const sema::Callable* callable, const std::vector<Leaves>& args,
+    const std::vector<const sema::Type*>& arg_types, const sema::CallInfo* info,
+    const sema::Type* result, Span span) {
+  const sema::FnInfo* fn = callable->fn;
+  ir::Function* rule = FunctionFor(fn->custom_vjp);
+  // Both new functions take the enclosing function's dims as sizes.
+  std::vector<const sema::DimInfo*> outer;
+  for (auto [dim, ir_dim] : local_dims_) outer.push_back(dim);
+  std::sort(outer.begin(), outer.end(),
+            [](const sema::DimInfo* a, const sema::DimInfo* b) {
+              return a->order < b->order;
+            });
+  std::string suffix = ".lifted." + std::to_string(lifted_rules_++);
+  ir::Function* lifted = module_->AddFunction(FunctionFor(fn)->name + suffix);
+  ir::Function* lifted_rule = module_->AddFunction(rule->name + suffix);
+  auto add_sizes = [&](ir::Function* function) {
+    DimSubst dims;
+    for (const sema::DimInfo* dim : outer) {
+      ir::Value* size = function->NewValue(
+          ir::Type{ir::ElemKind::I64, nullptr, {}}, dim->name.str());
+      function->size_params.push_back(size);
+      dims[dim] = function->NewDim(dim->name.str(), dim->constant_size, size);
+    }
+    return dims;
+  };
+  auto add_param = [](ir::Function* function, ir::Type type) {
+    ir::Value* value = function->NewValue(std::move(type));
+    ir::Block* body = function->body.get();
+    value->block = body;
+    value->index = static_cast<unsigned>(body->args.size());
+    body->args.push_back(value);
+    function->params.push_back(value);
+    function->param_names.push_back("");
+    return value;
+  };
+  DimSubst lifted_dims = add_sizes(lifted);
+  DimSubst rule_dims = add_sizes(lifted_rule);
+
+  // The lifted function: the map of the call, in a function of its own.
+  std::vector<Leaves> lifted_args;
+  for (const sema::Type* type : arg_types) {
+    Leaves leaves;
+    for (ir::Type leaf : Flatten(type, &lifted_dims))
+      leaves.push_back(add_param(lifted, std::move(leaf)));
+    lifted_args.push_back(std::move(leaves));
+  }
+  lifted->result_types = Flatten(result, &lifted_dims);
+  lifted->custom_vjp = lifted_rule;
+  ir::Builder* saved_builder = builder_;
+  auto saved_dims = local_dims_;
+  {
+    ir::Builder builder(lifted);
+    builder_ = &builder;
+    local_dims_.clear();
+    for (auto [from, to] : lifted_dims) local_dims_[from] = to;
+    DimSubst sizes;
+    for (size_t k = 0; k < fn->signature.size_params.size(); ++k)
+      sizes[fn->signature.size_params[k]] = DimOf(info->size_args[k]);
+    SetLoc(span);
+    builder.Return(
+        LiftedMap(callable, lifted_args, arg_types, info, result, sizes, span));
+  }
+
+  // Its rule: the rule mapped over the same dims, each cotangent summed over
+  // the dims its argument did not have.
+  {
+    ir::Builder builder(lifted_rule);
+    builder_ = &builder;
+    local_dims_.clear();
+    for (auto [from, to] : rule_dims) local_dims_[from] = to;
+    std::vector<ir::Value*> x, y, dy;
+    std::vector<ir::Type> cotangent_types;
+    for (const sema::Type* type : arg_types)
+      for (ir::Type leaf : Flatten(type, &rule_dims)) {
+        if (ir::IsFloat(leaf.elem)) cotangent_types.push_back(leaf);
+        x.push_back(add_param(lifted_rule, std::move(leaf)));
+      }
+    std::vector<ir::Type> result_types = Flatten(result, &rule_dims);
+    for (const ir::Type& leaf : result_types)
+      y.push_back(add_param(lifted_rule, leaf));
+    for (const ir::Type& leaf : result_types)
+      if (ir::IsFloat(leaf.elem)) dy.push_back(add_param(lifted_rule, leaf));
+    lifted_rule->result_types = cotangent_types;
+    ir::DimList lift = DimsOf(info->lift_dims);
+    std::vector<ir::Type> mapped;
+    for (const ir::Type& type : cotangent_types)
+      mapped.push_back(type.WithDims(type.dims.Union(lift)));
+    SetLoc(span);
+    ir::Op* map = builder.Create(ir::OpKind::Map, {}, mapped);
+    map->dims.assign(lift.begin(), lift.end());
+    std::vector<ir::Type> index_types;
+    for (const ir::Dim* dim : lift)
+      index_types.push_back(ir::Type{ir::ElemKind::Index, dim, {}});
+    {
+      ir::InsertionGuard guard(builder);
+      ir::Block* body = builder.AddRegion(map, index_types);
+      builder.SetInsertionBlock(body);
+      // Each value at this lane: gathered at the lifted dims it has.
+      auto at_lane = [&](ir::Value* value) {
+        std::vector<ir::Value*> indices;
+        for (size_t k = 0; k < lift.size(); ++k)
+          if (value->type.dims.Contains(lift[k]))
+            indices.push_back(body->args[k]);
+        return indices.empty() ? value : builder.Gather(value, indices);
+      };
+      std::vector<ir::Value*> operands;
+      for (auto* group : {&x, &y, &dy})
+        for (ir::Value* value : *group) operands.push_back(at_lane(value));
+      std::vector<const ir::Dim*> dims;
+      for (size_t k = 0; k < fn->signature.size_params.size(); ++k)
+        dims.push_back(DimOf(info->size_args[k]));
+      ir::Op* call = EmitCall(rule, operands, dims);
+      builder.Yield(
+          std::vector<ir::Value*>(call->results.begin(), call->results.end()));
+    }
+    std::vector<ir::Value*> cotangents;
+    for (size_t j = 0; j < cotangent_types.size(); ++j) {
+      ir::Value* value = map->results[j];
+      ir::DimList extra = value->type.dims.Minus(cotangent_types[j].dims);
+      if (!extra.empty())
+        value = builder.Reduce(ir::ReduceKind::Sum, value, extra);
+      cotangents.push_back(value);
+    }
+    builder.Return(cotangents);
+  }
+  builder_ = saved_builder;
+  local_dims_ = std::move(saved_dims);
+
+  // The call of the lifted function.
+  std::vector<ir::Value*> operands;
+  for (const Leaves& arg : args)
+    operands.insert(operands.end(), arg.begin(), arg.end());
+  std::vector<const ir::Dim*> dims;
+  for (const sema::DimInfo* dim : outer) dims.push_back(DimOf(dim));
+  SetLoc(span);
+  ir::Op* call = EmitCall(lifted, operands, dims);
+  return Leaves(call->results.begin(), call->results.end());
+}
+
+}  // namespace delta::lower

@@ -57,6 +57,20 @@ class Lowerer {
                       const std::vector<const sema::Type*>& arg_types,
                       const sema::CallInfo* info, const sema::Type* result,
                       Span span);
+  // The map of a lifted call (section 4.4).
+  Leaves LiftedMap(const sema::Callable* callable,
+                   const std::vector<Leaves>& args,
+                   const std::vector<const sema::Type*>& arg_types,
+                   const sema::CallInfo* info, const sema::Type* result,
+                   const DimSubst& sizes, Span span);
+  // A lifted call of a function with a @vjp rule becomes a call of a
+  // function of its own, whose rule is the rule lifted the same way, so
+  // that reverse mode still uses the rule (lower_transforms.cpp).
+  Leaves CallLiftedWithRule(const sema::Callable* callable,
+                            const std::vector<Leaves>& args,
+                            const std::vector<const sema::Type*>& arg_types,
+                            const sema::CallInfo* info,
+                            const sema::Type* result, Span span);
   // The call itself, inside any lifting map: arguments have no extra dims;
   // `sizes` binds the callee's size parameters.
   Leaves CallUnlifted(const sema::Callable* callable,
@@ -137,6 +151,7 @@ class Lowerer {
     DimSubst sizes;           // the primal's size parameters
   };
   llvm::DenseMap<const sema::Callable*, PullbackInfo> pullbacks_;
+  int lifted_rules_ = 0;  // names the functions of lifted calls with rules
 
   // The function being lowered.
   ir::Builder* builder_ = nullptr;

@@ -66,7 +66,10 @@ struct Tape {
   const Dim* steps = nullptr;  // one position per iteration
   std::vector<Value*> states;  // the state before each iteration
   Value* lo = nullptr;         // a range loop's first iterator value
-  bool over_dim = false;       // the iterator is an index of `steps`
+  // A loop over a dim: the iterator is an index of this dim. The tape uses
+  // a fresh dim `steps` of the same size, since the state may have the
+  // loop's dim already.
+  const Dim* iterator_dim = nullptr;
 };
 
 class ReverseBuilder {
@@ -240,8 +243,11 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
   const Block& body = *op.regions[0];
   Value* lo = nullptr;
   if (!op.dims.empty()) {
-    tape.steps = forward_.Lookup(op.dims[0]);
-    tape.over_dim = true;
+    const Dim* dim = forward_.Lookup(op.dims[0]);
+    Dim* steps = fn_.NewDim(dim->name + ".steps", dim->constant, nullptr);
+    b_.DimDef(steps, b_.Size(dim));
+    tape.steps = steps;
+    tape.iterator_dim = dim;
   } else {
     // A range loop runs over a local dim of size max(hi - lo, 0).
     lo = P(op.operands[0]);
@@ -259,8 +265,13 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
     operands.push_back(P(op.operands[i + 2]));
     types.push_back(ForwardType(op.results[i]->type));
   }
-  for (size_t i = state; i < op.results.size(); ++i)
-    types.push_back(ForwardType(op.results[i]->type));
+  // Outputs stacked over the loop's dim are stacked over `steps` here and
+  // renamed back after.
+  for (size_t i = state; i < op.results.size(); ++i) {
+    Type t = ForwardType(op.results[i]->type);
+    types.push_back(
+        t.WithDims(t.dims.Minus({tape.iterator_dim}).Union({tape.steps})));
+  }
   for (size_t i = 0; i < state; ++i) {
     Type t = ForwardType(op.results[i]->type);
     types.push_back(t.WithDims(t.dims.Union({tape.steps})));
@@ -275,10 +286,11 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
     ir::InsertionGuard guard(b_);
     Block* region = b_.AddRegion(scan, arg_types);
     b_.SetInsertionBlock(region);
-    Value* iterator = region->args[0];
-    if (!tape.over_dim)
-      iterator = b_.Binary(OpKind::Add, lo,
-                           b_.Convert(region->args[0], ElemKind::I64));
+    Value* position = b_.Convert(region->args[0], ElemKind::I64);
+    Value* iterator =
+        tape.iterator_dim
+            ? b_.Convert(position, ElemKind::Index, tape.iterator_dim)
+            : b_.Binary(OpKind::Add, lo, position);
     forward_.values[body.args[0]] = iterator;
     for (size_t i = 0; i < state; ++i)
       forward_.values[body.args[i + 1]] = region->args[i + 1];
@@ -292,7 +304,9 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
     b_.Yield(yields);
   }
   for (size_t i = 0; i < op.results.size(); ++i)
-    forward_.values[op.results[i]] = scan->results[i];
+    forward_.values[op.results[i]] =
+        i < state ? scan->results[i]
+                  : b_.Rename(scan->results[i], tape.steps, tape.iterator_dim);
   for (size_t i = 0; i < state; ++i)
     tape.states.push_back(scan->results[op.results.size() + i]);
   tapes_[&op] = tape;
@@ -673,11 +687,14 @@ llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
     Value* position = b_.Binary(OpKind::Sub, last,
                                 b_.Convert(region->args[0], ElemKind::I64));
     Value* k = b_.Convert(position, ElemKind::Index, tape.steps);
-    if (is_loop) {
-      Value* iterator =
-          tape.over_dim ? k : b_.Binary(OpKind::Add, tape.lo, position);
-      forward_.values[body.args[0]] = iterator;
-    }
+    // The iterator as the body knows it: an index of the loop's dim, or
+    // lo + position for a range loop.
+    Value* iterator = nullptr;
+    if (tape.iterator_dim)
+      iterator = b_.Convert(position, ElemKind::Index, tape.iterator_dim);
+    else if (tape.lo)
+      iterator = b_.Binary(OpKind::Add, tape.lo, position);
+    if (is_loop) forward_.values[body.args[0]] = iterator;
     for (size_t i = 0; i < state; ++i)
       forward_.values[body.args[i + arg_offset]] =
           b_.Gather(tape.states[i], {k});
@@ -688,7 +705,8 @@ llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
     for (size_t i = state; i < op.results.size(); ++i)
       if (Value* d_out = Adjoint(op.results[i]))
         seeds[i] = b_.Gather(
-            b_.Broadcast(d_out, ForwardType(op.results[i]->type).dims), {k});
+            b_.Broadcast(d_out, ForwardType(op.results[i]->type).dims),
+            {iterator});
     std::vector<const Value*> wanted;
     for (size_t i : float_state) wanted.push_back(body.args[i + arg_offset]);
     wanted.insert(wanted.end(), captures.begin(), captures.end());
