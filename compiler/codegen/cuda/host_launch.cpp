@@ -1,0 +1,389 @@
+// Host code for --target=cuda: each kernel op becomes a launch through the
+// runtime (runtime/cuda.h); other ops read their arrays on the host after
+// making the host copy current. See docs/gpu.md.
+#include "compiler/codegen/cuda/host_launch.h"
+
+#include "compiler/codegen/cuda/kernel_outliner.h"
+#include "compiler/codegen/cuda/nvptx_emitter.h"
+#include "compiler/codegen/cuda/ptx.h"
+
+namespace delta::cuda {
+
+namespace {
+
+class CudaHost final : public CudaCompilation {
+ public:
+  CudaHost(KernelPlan plan, std::string ptx, std::vector<DeviceCheck> checks)
+      : plan_(std::move(plan)),
+        ptx_(std::move(ptx)),
+        checks_(std::move(checks)) {}
+
+  const std::string& ptx() const override { return ptx_; }
+
+  void BeginModule(codegen::ModuleContext& module) override;
+  void BeginFunction(codegen::FunctionEmitter& emitter,
+                     const ir::Function& function) override;
+  void BeforeReturn(codegen::FunctionEmitter& emitter,
+                    const ir::Function& function) override;
+  bool EmitOp(codegen::FunctionEmitter& emitter, const ir::Op& op) override;
+
+ private:
+  llvm::Value* Bytes(codegen::FunctionEmitter& emitter, const ir::Type& type);
+  llvm::Value* DevicePointer(codegen::FunctionEmitter& emitter,
+                             const ir::Value* value);
+  // A fresh array written by the device: its host handle and device address.
+  std::pair<llvm::Value*, llvm::Value*> DeviceArray(
+      codegen::FunctionEmitter& emitter, llvm::Value* bytes);
+  llvm::Value* Function(codegen::FunctionEmitter& emitter,
+                        const std::string& name);
+  // The kernel arguments after the leading ones: the captured values.
+  void AddCaptured(codegen::FunctionEmitter& emitter, const Kernel& kernel,
+                   std::vector<llvm::Value*>& args);
+  void Launch(codegen::FunctionEmitter& emitter, llvm::Value* function,
+              llvm::Value* grid_x, llvm::Value* grid_y, int64_t block_x,
+              int64_t block_y, const std::vector<llvm::Value*>& args);
+  void EmitTabulate(codegen::FunctionEmitter& emitter, const Kernel& kernel);
+  void EmitReduce(codegen::FunctionEmitter& emitter, const Kernel& kernel);
+  void EmitContraction(codegen::FunctionEmitter& emitter, const Kernel& kernel);
+
+  KernelPlan plan_;
+  std::string ptx_;
+  std::vector<DeviceCheck> checks_;
+  llvm::Module* module_ = nullptr;
+  llvm::Constant* ptx_global_ = nullptr;
+  llvm::Constant* checks_global_ = nullptr;
+  llvm::StringMap<llvm::GlobalVariable*> function_slots_;
+  llvm::FunctionCallee init_, function_, launch_, multiprocessors_, error_slot_,
+      check_, alloc_, device_, host_, free_;
+  codegen::ModuleContext* context_ = nullptr;
+};
+
+llvm::Value* CeilDiv(llvm::IRBuilder<>& builder, llvm::Value* a, int64_t b) {
+  return builder.CreateUDiv(builder.CreateAdd(a, builder.getInt64(b - 1)),
+                            builder.getInt64(b));
+}
+
+llvm::Value* Min(llvm::IRBuilder<>& builder, llvm::Value* a, llvm::Value* b) {
+  return builder.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, b);
+}
+
+llvm::Value* Max(llvm::IRBuilder<>& builder, llvm::Value* a, llvm::Value* b) {
+  return builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, b);
+}
+
+// Ops that only pass array pointers around; the ops inside them read.
+bool MovesNoData(ir::OpKind kind) {
+  switch (kind) {
+    case ir::OpKind::Loop:
+    case ir::OpKind::While:
+    case ir::OpKind::If:
+    case ir::OpKind::Call:
+    case ir::OpKind::Yield:
+    case ir::OpKind::Return:
+    case ir::OpKind::Const:
+    case ir::OpKind::Size:
+    case ir::OpKind::DimDef:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void CudaHost::BeginModule(codegen::ModuleContext& module) {
+  context_ = &module;
+  module_ = module.module;
+  llvm::LLVMContext& context = module_->getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(context);
+  llvm::Type* void_type = llvm::Type::getVoidTy(context);
+  auto declare = [&](llvm::StringRef name, llvm::Type* result,
+                     llvm::ArrayRef<llvm::Type*> params) {
+    auto callee = module_->getOrInsertFunction(
+        name, llvm::FunctionType::get(result, params, false));
+    llvm::cast<llvm::Function>(callee.getCallee())
+        ->addFnAttr(llvm::Attribute::NoUnwind);
+    return callee;
+  };
+  init_ = declare("delta_cuda_init", void_type, {});
+  function_ = declare("delta_cuda_function", ptr, {ptr, ptr, ptr, ptr, i64});
+  launch_ = declare("delta_cuda_launch", void_type,
+                    {ptr, i64, i64, i64, i64, i64, ptr});
+  multiprocessors_ = declare("delta_cuda_multiprocessors", i64, {});
+  error_slot_ = declare("delta_cuda_error_slot", ptr, {});
+  check_ = declare("delta_cuda_check", void_type, {});
+  alloc_ = declare("delta_cuda_alloc", ptr, {i64});
+  device_ = declare("delta_cuda_device", ptr, {ptr, i64});
+  host_ = declare("delta_cuda_host", void_type, {ptr, i64});
+  free_ = declare("delta_cuda_free", void_type, {ptr});
+  // Arrays may have device copies: freeing and copying go through the
+  // runtime, which knows.
+  module.free = free_;
+  module.copy = declare("delta_cuda_clone", ptr, {ptr, i64});
+  ptx_global_ = module.String(ptx_);
+  auto* check_type = llvm::StructType::get(context, {ptr, i32, i32, ptr, i32});
+  std::vector<llvm::Constant*> entries;
+  for (const DeviceCheck& check : checks_)
+    entries.push_back(llvm::ConstantStruct::get(
+        check_type,
+        {check.file.empty() ? llvm::ConstantPointerNull::get(
+                                  llvm::PointerType::getUnqual(context))
+                            : module.String(check.file),
+         llvm::ConstantInt::get(i32, check.line),
+         llvm::ConstantInt::get(i32, check.column),
+         module.String(check.message),
+         llvm::ConstantInt::get(i32, check.formatted ? 1 : 0)}));
+  auto* table_type = llvm::ArrayType::get(check_type, entries.size());
+  checks_global_ = new llvm::GlobalVariable(
+      *module_, table_type, /*isConstant=*/true,
+      llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(table_type, entries), "delta.cuda.checks");
+}
+
+void CudaHost::BeginFunction(codegen::FunctionEmitter& emitter,
+                             const ir::Function& function) {
+  // A program built for the GPU says so at once when there is none.
+  if (function.name == "main") emitter.Builder().CreateCall(init_);
+}
+
+void CudaHost::BeforeReturn(codegen::FunctionEmitter& emitter,
+                            const ir::Function& function) {
+  // Failed checks of kernels whose results were never read.
+  if (function.name == "main") emitter.Builder().CreateCall(check_);
+}
+
+llvm::Value* CudaHost::Bytes(codegen::FunctionEmitter& emitter,
+                             const ir::Type& type) {
+  return emitter.Builder().CreateMul(
+      emitter.ElementCount(type.dims),
+      emitter.Builder().getInt64(emitter.ElemBytes(type.elem)));
+}
+
+llvm::Value* CudaHost::DevicePointer(codegen::FunctionEmitter& emitter,
+                                     const ir::Value* value) {
+  return emitter.Builder().CreateCall(
+      device_, {emitter.Get(value), Bytes(emitter, value->type)});
+}
+
+std::pair<llvm::Value*, llvm::Value*> CudaHost::DeviceArray(
+    codegen::FunctionEmitter& emitter, llvm::Value* bytes) {
+  llvm::Value* host = emitter.Builder().CreateCall(alloc_, {bytes});
+  llvm::Value* device = emitter.Builder().CreateCall(device_, {host, bytes});
+  return {host, device};
+}
+
+llvm::Value* CudaHost::Function(codegen::FunctionEmitter& emitter,
+                                const std::string& name) {
+  llvm::GlobalVariable*& slot = function_slots_[name];
+  llvm::Type* ptr = emitter.Builder().getPtrTy();
+  if (slot == nullptr)
+    slot = new llvm::GlobalVariable(
+        *module_, ptr, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantPointerNull::get(
+            llvm::PointerType::getUnqual(module_->getContext())),
+        "delta.cuda." + name);
+  return emitter.Builder().CreateCall(
+      function_,
+      {slot, ptx_global_, context_->String(name), checks_global_,
+       emitter.Builder().getInt64(static_cast<int64_t>(checks_.size()))});
+}
+
+void CudaHost::AddCaptured(codegen::FunctionEmitter& emitter,
+                           const Kernel& kernel,
+                           std::vector<llvm::Value*>& args) {
+  for (const ir::Value* value : kernel.captured) {
+    if (!value->type.IsScalar()) {
+      args.push_back(DevicePointer(emitter, value));
+    } else if (value->type.elem == ir::ElemKind::Bool) {
+      args.push_back(emitter.Builder().CreateZExt(
+          emitter.Get(value), emitter.Builder().getInt8Ty()));
+    } else {
+      args.push_back(emitter.Get(value));
+    }
+  }
+}
+
+void CudaHost::Launch(codegen::FunctionEmitter& emitter, llvm::Value* function,
+                      llvm::Value* grid_x, llvm::Value* grid_y, int64_t block_x,
+                      int64_t block_y, const std::vector<llvm::Value*>& args) {
+  llvm::IRBuilder<>& builder = emitter.Builder();
+  auto* array_type = llvm::ArrayType::get(builder.getPtrTy(), args.size());
+  llvm::AllocaInst* array = emitter.EntryAlloca(array_type, "kernel.args");
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::AllocaInst* slot = emitter.EntryAlloca(args[i]->getType(), "arg");
+    builder.CreateStore(args[i], slot);
+    builder.CreateStore(
+        slot, builder.CreateConstInBoundsGEP2_64(array_type, array, 0, i));
+  }
+  builder.CreateCall(launch_,
+                     {function, grid_x, grid_y, builder.getInt64(block_x),
+                      builder.getInt64(block_y), builder.getInt64(0), array});
+}
+
+// See Note [Launch geometry] in docs/gpu.md.
+void CudaHost::EmitTabulate(codegen::FunctionEmitter& emitter,
+                            const Kernel& kernel) {
+  llvm::IRBuilder<>& builder = emitter.Builder();
+  const ir::Op& op = *kernel.op;
+  llvm::Value* function = Function(emitter, kernel.name);
+  std::vector<llvm::Value*> args = {builder.CreateCall(error_slot_)};
+  std::vector<llvm::Value*> hosts;
+  for (const ir::Value* result : op.results) {
+    auto [host, device] = DeviceArray(emitter, Bytes(emitter, result->type));
+    hosts.push_back(host);
+    args.push_back(device);
+  }
+  AddCaptured(emitter, kernel, args);
+  llvm::Value* total = emitter.ElementCount(op.results[0]->type.dims);
+  llvm::Value* blocks =
+      Min(builder, CeilDiv(builder, total, kBlockSize),
+          builder.CreateMul(builder.CreateCall(multiprocessors_),
+                            builder.getInt64(32)));
+  Launch(emitter, function, blocks, builder.getInt64(1), kBlockSize, 1, args);
+  for (size_t i = 0; i < hosts.size(); ++i)
+    emitter.Set(op.results[i], hosts[i]);
+}
+
+// See Note [Reductions on the GPU] in docs/gpu.md.
+void CudaHost::EmitReduce(codegen::FunctionEmitter& emitter,
+                          const Kernel& kernel) {
+  llvm::IRBuilder<>& builder = emitter.Builder();
+  const ir::Op& op = *kernel.op;
+  const ir::Type& type = op.results[0]->type;
+  llvm::Value* result_count = emitter.ElementCount(type.dims);
+  llvm::Value* reduced_count = emitter.ElementCount(ir::DimList(op.dims));
+  llvm::Value* elem_bytes = builder.getInt64(emitter.ElemBytes(type.elem));
+  // Enough blocks to fill the GPU (8 per multiprocessor), each with at
+  // least 8 elements per thread, at most 1024 parts per result.
+  llvm::Value* wanted = builder.CreateMul(builder.CreateCall(multiprocessors_),
+                                          builder.getInt64(8));
+  llvm::Value* split =
+      Min(builder,
+          Min(builder,
+              Max(builder, builder.getInt64(1),
+                  builder.CreateUDiv(
+                      wanted, Max(builder, result_count, builder.getInt64(1)))),
+              Max(builder, builder.getInt64(1),
+                  CeilDiv(builder, reduced_count, 8 * kBlockSize))),
+          builder.getInt64(1024));
+  auto [out_host, out_device] =
+      DeviceArray(emitter, builder.CreateMul(result_count, elem_bytes));
+  llvm::Value* function = Function(emitter, kernel.name);
+  llvm::Value* error_slot = builder.CreateCall(error_slot_);
+  llvm::Function* parent = builder.GetInsertBlock()->getParent();
+  llvm::LLVMContext& context = builder.getContext();
+  auto* one_pass = llvm::BasicBlock::Create(context, "reduce.direct", parent);
+  auto* two_pass = llvm::BasicBlock::Create(context, "reduce.split", parent);
+  auto* done = llvm::BasicBlock::Create(context, "reduce.done", parent);
+  builder.CreateCondBr(builder.CreateICmpEQ(split, builder.getInt64(1)),
+                       one_pass, two_pass);
+  // One block per result element writes the result itself.
+  builder.SetInsertPoint(one_pass);
+  {
+    std::vector<llvm::Value*> args = {error_slot, out_device, split};
+    AddCaptured(emitter, kernel, args);
+    Launch(emitter, function, result_count, builder.getInt64(1), kBlockSize, 1,
+           args);
+    builder.CreateBr(done);
+  }
+  // `split` blocks per result element write partial results; a second
+  // kernel combines them.
+  builder.SetInsertPoint(two_pass);
+  {
+    llvm::Value* parts = builder.CreateMul(result_count, split);
+    auto [partial_host, partial_device] =
+        DeviceArray(emitter, builder.CreateMul(parts, elem_bytes));
+    std::vector<llvm::Value*> args = {error_slot, partial_device, split};
+    AddCaptured(emitter, kernel, args);
+    Launch(emitter, function, parts, builder.getInt64(1), kBlockSize, 1, args);
+    Launch(emitter, Function(emitter, kernel.name + "_combine"), result_count,
+           builder.getInt64(1), kBlockSize, 1,
+           {error_slot, out_device, partial_device, split});
+    builder.CreateCall(free_, {partial_host});
+    builder.CreateBr(done);
+  }
+  builder.SetInsertPoint(done);
+  if (!type.IsScalar()) {
+    emitter.Set(op.results[0], out_host);
+    return;
+  }
+  // A scalar result is a host value: read it back now.
+  builder.CreateCall(host_, {out_host, elem_bytes});
+  llvm::Value* value =
+      builder.CreateLoad(emitter.MemoryType(type.elem), out_host);
+  if (type.elem == ir::ElemKind::Bool)
+    value = builder.CreateTrunc(value, builder.getInt1Ty());
+  builder.CreateCall(free_, {out_host});
+  emitter.Set(op.results[0], value);
+}
+
+// See Note [Tiled contraction] in docs/gpu.md.
+void CudaHost::EmitContraction(codegen::FunctionEmitter& emitter,
+                               const Kernel& kernel) {
+  llvm::IRBuilder<>& builder = emitter.Builder();
+  const ir::Op& op = *kernel.op;
+  llvm::Value* function = Function(emitter, kernel.name);
+  auto [host, device] =
+      DeviceArray(emitter, Bytes(emitter, op.results[0]->type));
+  std::vector<llvm::Value*> args = {builder.CreateCall(error_slot_), device};
+  AddCaptured(emitter, kernel, args);
+  Launch(emitter, function, CeilDiv(builder, emitter.DimSize(kernel.j), kTile),
+         CeilDiv(builder, emitter.DimSize(kernel.i), kTile), kTile, kTile,
+         args);
+  emitter.Set(op.results[0], host);
+}
+
+bool CudaHost::EmitOp(codegen::FunctionEmitter& emitter, const ir::Op& op) {
+  if (const Kernel* kernel = plan_.Find(op)) {
+    switch (kernel->kind) {
+      case KernelKind::Tabulate:
+        EmitTabulate(emitter, *kernel);
+        break;
+      case KernelKind::Reduce:
+        EmitReduce(emitter, *kernel);
+        break;
+      case KernelKind::Contraction:
+        EmitContraction(emitter, *kernel);
+        break;
+    }
+    return true;
+  }
+  if (MovesNoData(op.kind)) return false;
+  // The CPU code reads this op's arrays: their host copies must be current
+  // (a no-op for arrays made on the host).
+  for (const ir::Value* value : CapturedValues(op))
+    if (!value->type.IsScalar())
+      emitter.Builder().CreateCall(
+          host_, {emitter.Get(value), Bytes(emitter, value->type)});
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<CudaCompilation> CompileKernels(const ir::Module& module,
+                                                const CudaOptions& options,
+                                                std::string& error) {
+  if (!IsSupportedArch(options.gpu_arch)) {
+    error = "unsupported GPU architecture '" + options.gpu_arch +
+            "' (expected sm_XY, e.g. sm_80 or sm_90)";
+    return nullptr;
+  }
+  KernelPlan plan = OutlineKernels(module, !FindLibdevice().empty());
+  llvm::LLVMContext context;
+  std::vector<DeviceCheck> checks;
+  std::unique_ptr<llvm::Module> kernels =
+      EmitKernels(module, plan, context, checks);
+  std::string ptx;
+  if (!EmitPtx(*kernels, options.gpu_arch, options.opt_level, ptx, error))
+    return nullptr;
+  return std::make_unique<CudaHost>(std::move(plan), std::move(ptx),
+                                    std::move(checks));
+}
+
+const std::string& Ptx(const CudaCompilation& compilation) {
+  return compilation.ptx();
+}
+
+codegen::HostHooks& Hooks(CudaCompilation& compilation) { return compilation; }
+
+}  // namespace delta::cuda

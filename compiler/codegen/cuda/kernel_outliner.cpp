@@ -1,0 +1,226 @@
+// The choice of kernels: see Note [What runs on the GPU] in docs/gpu.md.
+#include "compiler/codegen/cuda/kernel_outliner.h"
+
+#include <llvm/ADT/SmallPtrSet.h>
+
+#include <cctype>
+#include <functional>
+
+namespace delta::cuda {
+namespace {
+
+bool NeedsDeviceMath(ir::OpKind kind) {
+  switch (kind) {
+    case ir::OpKind::Exp:
+    case ir::OpKind::Log:
+    case ir::OpKind::Sin:
+    case ir::OpKind::Cos:
+    case ir::OpKind::Tan:
+    case ir::OpKind::Tanh:
+    case ir::OpKind::Pow:
+    case ir::OpKind::Sigmoid:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsPlainReduce(const ir::Op& op) {
+  return op.kind == ir::OpKind::Reduce && op.reduce != ir::ReduceKind::Argmax &&
+         op.reduce != ir::ReduceKind::Argmin;
+}
+
+// Whether a region's op can run inside one GPU thread: scalar results only
+// (nothing allocates), no calls, prints or loops over state.
+bool IsDeviceScalarOp(const ir::Op& op, bool device_math);
+
+bool IsDeviceBlock(const ir::Block& block, bool device_math) {
+  for (const auto& op : block.ops)
+    if (!IsDeviceScalarOp(*op, device_math)) return false;
+  return true;
+}
+
+bool IsDeviceScalarOp(const ir::Op& op, bool device_math) {
+  if (op.kind == ir::OpKind::Yield) return true;
+  for (const ir::Value* result : op.results)
+    if (!result->type.IsScalar()) return false;
+  if (NeedsDeviceMath(op.kind) && !device_math) return false;
+  if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind))
+    return true;
+  switch (op.kind) {
+    case ir::OpKind::Select:
+    case ir::OpKind::Const:
+    case ir::OpKind::Size:
+    case ir::OpKind::ToIndex:
+    case ir::OpKind::Gather:
+      return true;
+    case ir::OpKind::Reduce:
+      // A reduction inside a thread is a sequential loop.
+      return IsPlainReduce(op) &&
+             (op.regions.empty() || IsDeviceBlock(*op.region(0), device_math));
+    case ir::OpKind::If:
+      return IsDeviceBlock(*op.region(0), device_math) &&
+             IsDeviceBlock(*op.region(1), device_math);
+    default:
+      return false;
+  }
+}
+
+bool ResultsAreArrays(const ir::Op& op) {
+  for (const ir::Value* result : op.results)
+    if (result->type.IsScalar()) return false;
+  return !op.results.empty();
+}
+
+bool IsBlockArgOf(const ir::Value* value, const ir::Block& block) {
+  return value->def == nullptr && value->block == &block;
+}
+
+// reduce.sum [k] { ^(…): x = gather a …; y = gather b …; yield x * y }
+// with a result over two dims, one from a and one from b.
+bool MatchContraction(const ir::Op& op, Kernel& kernel) {
+  if (op.kind != ir::OpKind::Reduce || op.reduce != ir::ReduceKind::Sum ||
+      op.regions.empty() || op.dims.size() != 1 ||
+      op.results[0]->type.dims.size() != 2)
+    return false;
+  const ir::Block& body = *op.region(0);
+  if (body.ops.size() != 4) return false;
+  const ir::Op& load_a = *body.ops[0];
+  const ir::Op& load_b = *body.ops[1];
+  const ir::Op& product = *body.ops[2];
+  const ir::Op& yield = *body.ops[3];
+  if (load_a.kind != ir::OpKind::Gather || load_b.kind != ir::OpKind::Gather ||
+      product.kind != ir::OpKind::Mul || yield.operands.size() != 1 ||
+      yield.operands[0] != product.results[0] ||
+      product.operands[0] != load_a.results[0] ||
+      product.operands[1] != load_b.results[0])
+    return false;
+  const ir::Dim* k = op.dims[0];
+  const ir::DimList& result_dims = op.results[0]->type.dims;
+  // Each load reads a whole 2-d array at the region's own indices: k and
+  // one result dim.
+  auto other_dim = [&](const ir::Op& load) -> const ir::Dim* {
+    const ir::Value* array = load.operands[0];
+    if (array->type.dims.size() != 2 || load.operands.size() != 3 ||
+        array->block == &body ||
+        (array->def != nullptr && array->def->parent == &body))
+      return nullptr;
+    ir::DimList indexed;
+    for (size_t i = 1; i < load.operands.size(); ++i) {
+      if (!IsBlockArgOf(load.operands[i], body)) return nullptr;
+      indexed.Insert(load.operands[i]->type.index_dim);
+    }
+    if (indexed != array->type.dims || !indexed.Contains(k)) return nullptr;
+    const ir::Dim* other = indexed[0] == k ? indexed[1] : indexed[0];
+    return result_dims.Contains(other) ? other : nullptr;
+  };
+  const ir::Dim* i = other_dim(load_a);
+  const ir::Dim* j = other_dim(load_b);
+  if (i == nullptr || j == nullptr || i == j) return false;
+  kernel.kind = KernelKind::Contraction;
+  kernel.a = load_a.operands[0];
+  kernel.b = load_b.operands[0];
+  kernel.i = i;
+  kernel.j = j;
+  kernel.k = k;
+  return true;
+}
+
+bool MakeKernel(const ir::Op& op, bool device_math, Kernel& kernel) {
+  kernel.op = &op;
+  if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
+      op.kind == ir::OpKind::Select || op.kind == ir::OpKind::Broadcast ||
+      op.kind == ir::OpKind::Iota) {
+    kernel.kind = KernelKind::Tabulate;
+    return ResultsAreArrays(op) && !(NeedsDeviceMath(op.kind) && !device_math);
+  }
+  if (op.kind == ir::OpKind::Map) {
+    kernel.kind = KernelKind::Tabulate;
+    if (!ResultsAreArrays(op)) return false;
+    for (const ir::Value* value : op.region(0)->terminator()->operands)
+      if (!value->type.IsScalar()) return false;
+    return IsDeviceBlock(*op.region(0), device_math);
+  }
+  if (IsPlainReduce(op)) {
+    if (MatchContraction(op, kernel)) return true;
+    kernel.kind = KernelKind::Reduce;
+    return op.regions.empty() || IsDeviceBlock(*op.region(0), device_math);
+  }
+  return false;
+}
+
+// Ops of `block` and of the sequential regions below it.
+void Outline(const ir::Block& block, bool device_math,
+             const ir::Function& function, KernelPlan& plan) {
+  for (const auto& op : block.ops) {
+    if (op->kind == ir::OpKind::Loop || op->kind == ir::OpKind::While ||
+        op->kind == ir::OpKind::If) {
+      for (const auto& region : op->regions)
+        Outline(*region, device_math, function, plan);
+      continue;
+    }
+    Kernel kernel;
+    if (!MakeKernel(*op, device_math, kernel)) continue;
+    kernel.function = &function;
+    kernel.name = "delta_k" + std::to_string(plan.kernels.size()) + "_" +
+                  function.name + "_" + ir::OpMnemonic(op->kind).str();
+    for (char& c : kernel.name)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    kernel.captured = CapturedValues(*op);
+    plan.index[op.get()] = plan.kernels.size();
+    plan.kernels.push_back(std::move(kernel));
+  }
+}
+
+void Collect(const ir::Op& op, llvm::SmallPtrSetImpl<const ir::Value*>& defined,
+             std::vector<const ir::Value*>& used) {
+  for (const ir::Value* operand : op.operands) used.push_back(operand);
+  for (const auto& region : op.regions) {
+    for (const ir::Value* arg : region->args) defined.insert(arg);
+    for (const auto& inner : region->ops) {
+      Collect(*inner, defined, used);
+      for (const ir::Value* result : inner->results) defined.insert(result);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<const ir::Value*> CapturedValues(const ir::Op& op) {
+  llvm::SmallPtrSet<const ir::Value*, 16> defined;
+  std::vector<const ir::Value*> used;
+  Collect(op, defined, used);
+  // The dims of every value the op touches, and its own dims.
+  std::vector<const ir::Dim*> dims(op.dims.begin(), op.dims.end());
+  auto add_dims = [&](const ir::Value* value) {
+    for (const ir::Dim* dim : value->type.dims) dims.push_back(dim);
+    if (value->type.index_dim != nullptr) dims.push_back(value->type.index_dim);
+  };
+  for (const ir::Value* value : used) add_dims(value);
+  for (const ir::Value* value : defined) add_dims(value);
+  for (const ir::Value* value : op.results) add_dims(value);
+  std::function<void(const ir::Op&)> add_op_dims = [&](const ir::Op& inner) {
+    dims.insert(dims.end(), inner.dims.begin(), inner.dims.end());
+    for (const auto& region : inner.regions)
+      for (const auto& nested : region->ops) add_op_dims(*nested);
+  };
+  add_op_dims(op);
+  for (const ir::Dim* dim : dims)
+    if (!dim->constant && dim->size != nullptr) used.push_back(dim->size);
+  std::vector<const ir::Value*> captured;
+  llvm::SmallPtrSet<const ir::Value*, 16> seen;
+  for (const ir::Value* value : used)
+    if (!defined.contains(value) && seen.insert(value).second)
+      captured.push_back(value);
+  return captured;
+}
+
+KernelPlan OutlineKernels(const ir::Module& module, bool device_math) {
+  KernelPlan plan;
+  for (const auto& function : module.functions)
+    if (function->body != nullptr)
+      Outline(*function->body, device_math, *function, plan);
+  return plan;
+}
+
+}  // namespace delta::cuda

@@ -1,0 +1,62 @@
+// Which ops of a module become GPU kernels for --target=cuda, and what each
+// kernel captures from its function (docs/gpu.md).
+#pragma once
+
+#include <llvm/ADT/DenseMap.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/ir.h"
+
+namespace delta::cuda {
+
+enum class KernelKind {
+  // One thread per result element (grid-stride): elementwise ops, select,
+  // broadcast, iota, maps with scalar bodies.
+  Tabulate,
+  // sum/prod/max/min over dims: a block per result element (or several,
+  // then a second pass) and a tree in shared memory.
+  Reduce,
+  // reduce.sum [k] { a[i,k] * b[k,j] }: shared-memory tiles.
+  Contraction,
+};
+
+struct Kernel {
+  const ir::Op* op = nullptr;
+  const ir::Function* function = nullptr;  // the function that holds op
+  KernelKind kind = KernelKind::Tabulate;
+  std::string name;  // the PTX entry
+  // Values of the enclosing function the kernel reads (arrays, scalars and
+  // the sizes of the dims it uses), in parameter order.
+  std::vector<const ir::Value*> captured;
+  // Contraction: result[i, j] = sum over k of a[i, k] * b[k, j] (any
+  // layout of a and b).
+  const ir::Value* a = nullptr;
+  const ir::Value* b = nullptr;
+  const ir::Dim* i = nullptr;
+  const ir::Dim* j = nullptr;
+  const ir::Dim* k = nullptr;
+};
+
+struct KernelPlan {
+  std::vector<Kernel> kernels;
+  llvm::DenseMap<const ir::Op*, size_t> index;  // op -> its kernel
+  const Kernel* Find(const ir::Op& op) const {
+    auto it = index.find(&op);
+    return it == index.end() ? nullptr : &kernels[it->second];
+  }
+};
+
+// Picks the kernels of `module`: parallel ops in function bodies and in the
+// bodies of loop/while/if (the sequential parts stay on the host). Ops whose
+// code a kernel cannot hold (calls, prints, arrays built per element,
+// scans) stay on the host. Transcendental math needs libdevice
+// (`device_math`); without it, ops that use it stay on the host.
+KernelPlan OutlineKernels(const ir::Module& module, bool device_math);
+
+// The values defined outside `op` that it (or its regions) reads, and the
+// sizes of the dims it uses, without repeats.
+std::vector<const ir::Value*> CapturedValues(const ir::Op& op);
+
+}  // namespace delta::cuda

@@ -1,0 +1,533 @@
+// GPU kernels as LLVM IR for NVPTX: grid-stride loops over result elements,
+// block reductions through shared memory, tiled contractions. Element code
+// comes from the CPU code generator (FunctionEmitter); only the loops, the
+// thread indices and failure reporting differ. See docs/gpu.md.
+#include "compiler/codegen/cuda/nvptx_emitter.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/ErrorHandling.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "compiler/codegen/llvm/emitter.h"
+
+namespace delta::cuda {
+namespace {
+
+using codegen::ArrayView;
+using codegen::Coords;
+using codegen::FunctionEmitter;
+using codegen::ModuleContext;
+using codegen::Operand;
+
+constexpr unsigned kSharedAddressSpace = 3;
+
+class KernelEmitter : public FunctionEmitter {
+ public:
+  KernelEmitter(ModuleContext& context, const Kernel& kernel,
+                llvm::Function* llvm_function, std::vector<DeviceCheck>& checks)
+      : FunctionEmitter(context, *kernel.function, llvm_function),
+        kernel_(kernel),
+        kernel_function_(llvm_function),
+        checks_(checks) {
+    builder_.SetInsertPoint(
+        llvm::BasicBlock::Create(context_, "entry", llvm_function));
+    slot_ = llvm_function->getArg(0);
+  }
+
+  void EmitTabulateKernel();
+  void EmitReduceKernel();
+  void EmitCombineKernel();
+  void EmitContractionKernel();
+
+ private:
+  // A failed check records its code and numbers in the error slot (the
+  // first failure wins) and ends the thread; the host reports it at its
+  // next synchronization (runtime/cuda.h).
+  void EmitFailure(const ir::Loc& loc, llvm::StringRef message,
+                   llvm::Value* first, llvm::Value* second) override;
+  void BindCaptured(unsigned first_arg);
+  llvm::Value* SpecialRegister(llvm::Intrinsic::ID id);
+  void Barrier();
+  // Sets the coordinates of `linear` over `dims` (row-major, canonical).
+  void Decompose(llvm::Value* linear, const ir::DimList& dims, Coords& coords);
+  // for (i = begin; i < end; i += step) body(i)
+  void EmitStrided(llvm::Value* begin, llvm::Value* end, llvm::Value* step,
+                   const std::function<void(llvm::Value*)>& body);
+  llvm::GlobalVariable* SharedArray(ir::ElemKind elem, int64_t count);
+  llvm::Value* ToMemory(ir::ElemKind elem, llvm::Value* value);
+  llvm::Value* FromMemory(ir::ElemKind elem, llvm::Value* value);
+  // Combines the block's `acc` values into thread 0's result (a tree in
+  // shared memory: log2(kBlockSize) steps, a barrier each).
+  llvm::Value* BlockReduce(ir::ReduceKind kind, ir::ElemKind elem,
+                           llvm::Value* acc, llvm::Value* thread);
+  // Emits `then` when `condition` holds.
+  void EmitWhen(llvm::Value* condition, const std::function<void()>& then);
+
+  const Kernel& kernel_;
+  llvm::Function* kernel_function_;
+  std::vector<DeviceCheck>& checks_;
+  llvm::Value* slot_ = nullptr;
+};
+
+void KernelEmitter::EmitFailure(const ir::Loc& loc, llvm::StringRef message,
+                                llvm::Value* first, llvm::Value* second) {
+  checks_.push_back(DeviceCheck{loc.IsValid() ? loc.file : "", loc.line,
+                                loc.column, message.str(), first != nullptr});
+  llvm::Value* code = builder_.getInt64(static_cast<int64_t>(checks_.size()));
+  auto* exchange = builder_.CreateAtomicCmpXchg(
+      slot_, builder_.getInt64(0), code, llvm::MaybeAlign(8),
+      llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+  auto* record = llvm::BasicBlock::Create(context_, "record", kernel_function_);
+  auto* done = llvm::BasicBlock::Create(context_, "exit", kernel_function_);
+  builder_.CreateCondBr(builder_.CreateExtractValue(exchange, {1}), record,
+                        done);
+  builder_.SetInsertPoint(record);
+  llvm::Value* values[] = {first, second};
+  for (unsigned i = 0; i < 2; ++i) {
+    llvm::Value* value =
+        values[i] != nullptr
+            ? builder_.CreateSExtOrTrunc(values[i], builder_.getInt64Ty())
+            : builder_.getInt64(0);
+    builder_.CreateStore(value, builder_.CreateConstInBoundsGEP1_64(
+                                    builder_.getInt64Ty(), slot_, i + 1));
+  }
+  builder_.CreateBr(done);
+  builder_.SetInsertPoint(done);
+  builder_.CreateRetVoid();
+}
+
+void KernelEmitter::BindCaptured(unsigned first_arg) {
+  unsigned next = first_arg;
+  for (const ir::Value* value : kernel_.captured) {
+    llvm::Value* arg = kernel_function_->getArg(next++);
+    if (value->type.IsScalar() && value->type.elem == ir::ElemKind::Bool)
+      arg = builder_.CreateTrunc(arg, builder_.getInt1Ty());
+    Set(value, arg);
+  }
+}
+
+llvm::Value* KernelEmitter::SpecialRegister(llvm::Intrinsic::ID id) {
+  return builder_.CreateZExt(builder_.CreateIntrinsic(id, {}, {}),
+                             builder_.getInt64Ty());
+}
+
+void KernelEmitter::Barrier() {
+  builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
+
+void KernelEmitter::Decompose(llvm::Value* linear, const ir::DimList& dims,
+                              Coords& coords) {
+  for (size_t i = dims.size(); i-- > 0;) {
+    llvm::Value* size = DimSize(dims[i]);
+    if (i == 0) {
+      coords[dims[i]] = linear;
+      break;
+    }
+    coords[dims[i]] = builder_.CreateURem(linear, size);
+    linear = builder_.CreateUDiv(linear, size);
+  }
+}
+
+void KernelEmitter::EmitStrided(llvm::Value* begin, llvm::Value* end,
+                                llvm::Value* step,
+                                const std::function<void(llvm::Value*)>& body) {
+  llvm::AllocaInst* counter = EntryAlloca(builder_.getInt64Ty(), "i");
+  builder_.CreateStore(begin, counter);
+  auto* header = llvm::BasicBlock::Create(context_, "loop", kernel_function_);
+  auto* body_block =
+      llvm::BasicBlock::Create(context_, "body", kernel_function_);
+  auto* exit = llvm::BasicBlock::Create(context_, "done", kernel_function_);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(header);
+  llvm::Value* i = builder_.CreateLoad(builder_.getInt64Ty(), counter);
+  builder_.CreateCondBr(builder_.CreateICmpSLT(i, end), body_block, exit);
+  builder_.SetInsertPoint(body_block);
+  body(i);
+  builder_.CreateStore(builder_.CreateAdd(i, step), counter);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(exit);
+}
+
+void KernelEmitter::EmitWhen(llvm::Value* condition,
+                             const std::function<void()>& then) {
+  auto* then_block =
+      llvm::BasicBlock::Create(context_, "then", kernel_function_);
+  auto* merge = llvm::BasicBlock::Create(context_, "endif", kernel_function_);
+  builder_.CreateCondBr(condition, then_block, merge);
+  builder_.SetInsertPoint(then_block);
+  then();
+  builder_.CreateBr(merge);
+  builder_.SetInsertPoint(merge);
+}
+
+llvm::GlobalVariable* KernelEmitter::SharedArray(ir::ElemKind elem,
+                                                 int64_t count) {
+  auto* type = llvm::ArrayType::get(MemoryType(elem), count);
+  auto* global = new llvm::GlobalVariable(
+      *module_.module, type, /*isConstant=*/false,
+      llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(type),
+      kernel_function_->getName() + ".shared", nullptr,
+      llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+  global->setAlignment(llvm::Align(16));
+  return global;
+}
+
+llvm::Value* KernelEmitter::ToMemory(ir::ElemKind elem, llvm::Value* value) {
+  return elem == ir::ElemKind::Bool
+             ? builder_.CreateZExt(value, builder_.getInt8Ty())
+             : value;
+}
+
+llvm::Value* KernelEmitter::FromMemory(ir::ElemKind elem, llvm::Value* value) {
+  return elem == ir::ElemKind::Bool
+             ? builder_.CreateTrunc(value, builder_.getInt1Ty())
+             : value;
+}
+
+llvm::Value* KernelEmitter::BlockReduce(ir::ReduceKind kind, ir::ElemKind elem,
+                                        llvm::Value* acc, llvm::Value* thread) {
+  llvm::GlobalVariable* shared = SharedArray(elem, kBlockSize);
+  llvm::Type* memory_type = MemoryType(elem);
+  auto at = [&](llvm::Value* index) {
+    return builder_.CreateInBoundsGEP(memory_type, shared, index);
+  };
+  builder_.CreateStore(ToMemory(elem, acc), at(thread));
+  Barrier();
+  for (int width = kBlockSize / 2; width > 0; width /= 2) {
+    llvm::Value* partner = builder_.CreateAdd(thread, builder_.getInt64(width));
+    EmitWhen(builder_.CreateICmpULT(thread, builder_.getInt64(width)), [&] {
+      llvm::Value* mine =
+          FromMemory(elem, builder_.CreateLoad(memory_type, at(thread)));
+      llvm::Value* theirs =
+          FromMemory(elem, builder_.CreateLoad(memory_type, at(partner)));
+      builder_.CreateStore(
+          ToMemory(elem, ReduceCombine(kind, elem, mine, theirs)), at(thread));
+    });
+    Barrier();
+  }
+  return FromMemory(elem,
+                    builder_.CreateLoad(memory_type, at(builder_.getInt64(0))));
+}
+
+void KernelEmitter::EmitTabulateKernel() {
+  const ir::Op& op = *kernel_.op;
+  unsigned result_count = static_cast<unsigned>(op.results.size());
+  BindCaptured(1 + result_count);
+  std::vector<ArrayView> results;
+  for (unsigned i = 0; i < result_count; ++i)
+    results.push_back(
+        View(op.results[i]->type, kernel_function_->getArg(1 + i)));
+  std::vector<Operand> operands;
+  if (op.kind != ir::OpKind::Map)
+    for (const ir::Value* value : op.operands)
+      operands.push_back(Prepare(value));
+  const ir::DimList& dims = op.results[0]->type.dims;
+  llvm::Value* total = ElementCount(dims);
+  llvm::Value* threads =
+      SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+  llvm::Value* start = builder_.CreateAdd(
+      builder_.CreateMul(
+          SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+          threads),
+      SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  llvm::Value* step = builder_.CreateMul(
+      threads, SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x));
+  EmitStrided(start, total, step, [&](llvm::Value* linear) {
+    Coords coords;
+    Decompose(linear, dims, coords);
+    std::vector<llvm::Value*> values;
+    if (op.kind == ir::OpKind::Map) {
+      std::vector<llvm::Value*> args;
+      for (const ir::Dim* dim : op.dims) args.push_back(coords[dim]);
+      values = EmitRegionValues(*op.region(0), args,
+                                std::vector<bool>(args.size(), false));
+    } else if (op.kind == ir::OpKind::Iota) {
+      values.push_back(coords[op.dims[0]]);
+    } else {
+      std::vector<llvm::Value*> x;
+      for (const Operand& operand : operands)
+        x.push_back(Read(operand, coords));
+      if (op.kind == ir::OpKind::Broadcast)
+        values.push_back(x[0]);
+      else if (op.kind == ir::OpKind::Select)
+        values.push_back(builder_.CreateSelect(x[0], x[1], x[2]));
+      else if (x.size() == 1)
+        values.push_back(EmitUnaryScalar(op, x[0]));
+      else
+        values.push_back(EmitBinaryScalar(op, x[0], x[1]));
+    }
+    for (unsigned i = 0; i < result_count; ++i)
+      StoreElement(results[i], coords, values[i]);
+  });
+  builder_.CreateRetVoid();
+}
+
+void KernelEmitter::EmitReduceKernel() {
+  const ir::Op& op = *kernel_.op;
+  const ir::Type& type = op.results[0]->type;
+  ir::ElemKind elem = type.elem;
+  llvm::Value* out = kernel_function_->getArg(1);
+  llvm::Value* split = kernel_function_->getArg(2);
+  BindCaptured(3);
+  ir::DimList reduced(op.dims);
+  ir::DimList all = type.dims.Union(reduced);
+  Operand operand;
+  if (op.regions.empty()) operand = Prepare(op.operands[0]);
+  llvm::Value* reduced_count = ElementCount(reduced);
+  llvm::Value* threads =
+      SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+  llvm::Value* thread =
+      SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  llvm::Value* block =
+      SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  llvm::Value* result_index = builder_.CreateUDiv(block, split);
+  llvm::Value* part = builder_.CreateURem(block, split);
+  Coords result_coords;
+  Decompose(result_index, type.dims, result_coords);
+  llvm::AllocaInst* acc = EntryAlloca(RegisterType(elem), "acc");
+  builder_.CreateStore(ReduceIdentity(op.reduce, elem), acc);
+  EmitStrided(
+      builder_.CreateAdd(builder_.CreateMul(part, threads), thread),
+      reduced_count, builder_.CreateMul(split, threads),
+      [&](llvm::Value* linear) {
+        Coords coords = result_coords;
+        Decompose(linear, reduced, coords);
+        llvm::Value* x = nullptr;
+        if (op.regions.empty()) {
+          x = Read(operand, coords);
+        } else {
+          std::vector<llvm::Value*> args;
+          for (const ir::Dim* dim : all) args.push_back(coords[dim]);
+          x = EmitRegionValues(*op.region(0), args,
+                               std::vector<bool>(args.size(), false))[0];
+        }
+        llvm::Value* old = builder_.CreateLoad(RegisterType(elem), acc);
+        builder_.CreateStore(ReduceCombine(op.reduce, elem, old, x), acc);
+      });
+  llvm::Value* total = BlockReduce(
+      op.reduce, elem, builder_.CreateLoad(RegisterType(elem), acc), thread);
+  EmitWhen(builder_.CreateICmpEQ(thread, builder_.getInt64(0)), [&] {
+    builder_.CreateStore(
+        ToMemory(elem, total),
+        builder_.CreateInBoundsGEP(MemoryType(elem), out, block));
+  });
+  builder_.CreateRetVoid();
+}
+
+void KernelEmitter::EmitCombineKernel() {
+  const ir::Op& op = *kernel_.op;
+  ir::ElemKind elem = op.results[0]->type.elem;
+  llvm::Value* out = kernel_function_->getArg(1);
+  llvm::Value* partials = kernel_function_->getArg(2);
+  llvm::Value* split = kernel_function_->getArg(3);
+  llvm::Value* threads =
+      SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+  llvm::Value* thread =
+      SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  llvm::Value* block =
+      SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  llvm::Value* base = builder_.CreateMul(block, split);
+  llvm::AllocaInst* acc = EntryAlloca(RegisterType(elem), "acc");
+  builder_.CreateStore(ReduceIdentity(op.reduce, elem), acc);
+  EmitStrided(thread, split, threads, [&](llvm::Value* s) {
+    llvm::Value* x = FromMemory(
+        elem, builder_.CreateLoad(
+                  MemoryType(elem),
+                  builder_.CreateInBoundsGEP(MemoryType(elem), partials,
+                                             builder_.CreateAdd(base, s))));
+    llvm::Value* old = builder_.CreateLoad(RegisterType(elem), acc);
+    builder_.CreateStore(ReduceCombine(op.reduce, elem, old, x), acc);
+  });
+  llvm::Value* total = BlockReduce(
+      op.reduce, elem, builder_.CreateLoad(RegisterType(elem), acc), thread);
+  EmitWhen(builder_.CreateICmpEQ(thread, builder_.getInt64(0)), [&] {
+    builder_.CreateStore(
+        ToMemory(elem, total),
+        builder_.CreateInBoundsGEP(MemoryType(elem), out, block));
+  });
+  builder_.CreateRetVoid();
+}
+
+// See Note [Tiled contraction] in docs/gpu.md.
+void KernelEmitter::EmitContractionKernel() {
+  const ir::Op& op = *kernel_.op;
+  const ir::Type& type = op.results[0]->type;
+  ir::ElemKind elem = type.elem;
+  const ir::Op& product = *op.region(0)->ops[2];
+  BindCaptured(2);
+  ArrayView result = View(type, kernel_function_->getArg(1));
+  ArrayView a = View(kernel_.a->type, Get(kernel_.a));
+  ArrayView b = View(kernel_.b->type, Get(kernel_.b));
+  llvm::Value* rows = DimSize(kernel_.i);
+  llvm::Value* columns = DimSize(kernel_.j);
+  llvm::Value* depth = DimSize(kernel_.k);
+  llvm::Value* tile = builder_.getInt64(kTile);
+  llvm::Value* tx = SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  llvm::Value* ty = SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y);
+  llvm::Value* row = builder_.CreateAdd(
+      builder_.CreateMul(
+          SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y), tile),
+      ty);
+  llvm::Value* column = builder_.CreateAdd(
+      builder_.CreateMul(
+          SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), tile),
+      tx);
+  llvm::GlobalVariable* a_tile = SharedArray(elem, kTile * kTile);
+  llvm::GlobalVariable* b_tile = SharedArray(elem, kTile * kTile);
+  llvm::Type* memory_type = MemoryType(elem);
+  auto tile_at = [&](llvm::GlobalVariable* shared, llvm::Value* r,
+                     llvm::Value* c) {
+    return builder_.CreateInBoundsGEP(
+        memory_type, shared,
+        builder_.CreateAdd(builder_.CreateMul(r, tile), c));
+  };
+  llvm::Value* zero = ToMemory(elem, ReduceIdentity(ir::ReduceKind::Sum, elem));
+  llvm::AllocaInst* acc = EntryAlloca(RegisterType(elem), "acc");
+  builder_.CreateStore(ReduceIdentity(ir::ReduceKind::Sum, elem), acc);
+  // Loads a[row, k] into the tile, or 0 outside the array (padding terms
+  // are 0 * 0 and change no sum).
+  auto load_tile = [&](const ArrayView& view, llvm::Value* inside,
+                       const Coords& coords, llvm::GlobalVariable* shared) {
+    llvm::Value* target = tile_at(shared, ty, tx);
+    builder_.CreateStore(zero, target);
+    EmitWhen(inside, [&] {
+      builder_.CreateStore(ToMemory(elem, LoadElement(view, coords)), target);
+    });
+  };
+  EmitStrided(builder_.getInt64(0), depth, tile, [&](llvm::Value* k0) {
+    llvm::Value* a_k = builder_.CreateAdd(k0, tx);
+    Coords a_coords;
+    a_coords[kernel_.i] = row;
+    a_coords[kernel_.k] = a_k;
+    load_tile(a,
+              builder_.CreateAnd(builder_.CreateICmpSLT(row, rows),
+                                 builder_.CreateICmpSLT(a_k, depth)),
+              a_coords, a_tile);
+    llvm::Value* b_k = builder_.CreateAdd(k0, ty);
+    Coords b_coords;
+    b_coords[kernel_.k] = b_k;
+    b_coords[kernel_.j] = column;
+    load_tile(b,
+              builder_.CreateAnd(builder_.CreateICmpSLT(b_k, depth),
+                                 builder_.CreateICmpSLT(column, columns)),
+              b_coords, b_tile);
+    Barrier();
+    llvm::Value* sum = builder_.CreateLoad(RegisterType(elem), acc);
+    for (int64_t kk = 0; kk < kTile; ++kk) {
+      llvm::Value* x = FromMemory(
+          elem, builder_.CreateLoad(
+                    memory_type, tile_at(a_tile, ty, builder_.getInt64(kk))));
+      llvm::Value* y = FromMemory(
+          elem, builder_.CreateLoad(
+                    memory_type, tile_at(b_tile, builder_.getInt64(kk), tx)));
+      sum = ReduceCombine(ir::ReduceKind::Sum, elem, sum,
+                          EmitBinaryScalar(product, x, y));
+    }
+    builder_.CreateStore(sum, acc);
+    Barrier();
+  });
+  EmitWhen(builder_.CreateAnd(builder_.CreateICmpSLT(row, rows),
+                              builder_.CreateICmpSLT(column, columns)),
+           [&] {
+             Coords coords;
+             coords[kernel_.i] = row;
+             coords[kernel_.j] = column;
+             StoreElement(result, coords,
+                          builder_.CreateLoad(RegisterType(elem), acc));
+           });
+  builder_.CreateRetVoid();
+}
+
+llvm::Type* ParamType(llvm::LLVMContext& context, const ir::Value* value) {
+  if (!value->type.IsScalar()) return llvm::PointerType::getUnqual(context);
+  switch (value->type.elem) {
+    case ir::ElemKind::F32:
+      return llvm::Type::getFloatTy(context);
+    case ir::ElemKind::F64:
+      return llvm::Type::getDoubleTy(context);
+    case ir::ElemKind::I32:
+      return llvm::Type::getInt32Ty(context);
+    case ir::ElemKind::Bool:
+      return llvm::Type::getInt8Ty(context);
+    default:
+      return llvm::Type::getInt64Ty(context);
+  }
+}
+
+llvm::Function* CreateKernel(llvm::Module& module, const std::string& name,
+                             llvm::ArrayRef<llvm::Type*> params) {
+  llvm::LLVMContext& context = module.getContext();
+  auto* function = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), params, false),
+      llvm::GlobalValue::ExternalLinkage, name, module);
+  function->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  // Both spellings of "this is an entry": the calling convention and the
+  // nvvm.annotations metadata that older tools read.
+  llvm::Metadata* annotation[] = {
+      llvm::ValueAsMetadata::get(function),
+      llvm::MDString::get(context, "kernel"),
+      llvm::ValueAsMetadata::get(
+          llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), 1))};
+  module.getOrInsertNamedMetadata("nvvm.annotations")
+      ->addOperand(llvm::MDNode::get(context, annotation));
+  return function;
+}
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> EmitKernels(const ir::Module& module,
+                                          const KernelPlan& plan,
+                                          llvm::LLVMContext& context,
+                                          std::vector<DeviceCheck>& checks) {
+  auto device = std::make_unique<llvm::Module>(
+      (module.name.empty() ? "delta" : module.name) + ".kernels", context);
+  ModuleContext module_context;
+  module_context.module = device.get();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  for (const Kernel& kernel : plan.kernels) {
+    std::vector<llvm::Type*> params = {ptr};
+    switch (kernel.kind) {
+      case KernelKind::Tabulate:
+        params.insert(params.end(), kernel.op->results.size(), ptr);
+        break;
+      case KernelKind::Reduce:
+        params.push_back(ptr);
+        params.push_back(i64);
+        break;
+      case KernelKind::Contraction:
+        params.push_back(ptr);
+        break;
+    }
+    for (const ir::Value* value : kernel.captured)
+      params.push_back(ParamType(context, value));
+    llvm::Function* function = CreateKernel(*device, kernel.name, params);
+    KernelEmitter emitter(module_context, kernel, function, checks);
+    switch (kernel.kind) {
+      case KernelKind::Tabulate:
+        emitter.EmitTabulateKernel();
+        break;
+      case KernelKind::Reduce: {
+        emitter.EmitReduceKernel();
+        llvm::Function* combine = CreateKernel(
+            *device, kernel.name + "_combine", {ptr, ptr, ptr, i64});
+        KernelEmitter(module_context, kernel, combine, checks)
+            .EmitCombineKernel();
+        break;
+      }
+      case KernelKind::Contraction:
+        emitter.EmitContractionKernel();
+        break;
+    }
+  }
+  std::string problems;
+  llvm::raw_string_ostream problems_stream(problems);
+  if (llvm::verifyModule(*device, &problems_stream))
+    llvm::report_fatal_error("cuda: invalid kernel IR: " +
+                             llvm::Twine(problems));
+  return device;
+}
+
+}  // namespace delta::cuda
