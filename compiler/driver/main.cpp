@@ -196,6 +196,10 @@ int Main(int argc, char** argv) {
   run_command->add_option("args", run.args, "Arguments for the program");
   run_command->add_flag("--interp", run.interpret,
                         "Run with the IR interpreter instead of native code");
+  run_command->add_option("--target", run.target, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  run_command->add_option("--gpu-arch", run.gpu_arch,
+                          "GPU architecture for --target=cuda");
   run_command->add_option("-O", run.opt_level, "Optimization level 0-3")
       ->check(CLI::Range(0, 3));
   AddOptimizerOptions(*run_command, run.optimizer);

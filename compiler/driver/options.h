@@ -62,6 +62,8 @@ struct RunCommandOptions {
   std::string input;
   bool interpret = false;
   std::vector<std::string> args;
+  std::string target = "cpu";  // or "cuda": kernels on the GPU
+  std::string gpu_arch = "sm_90";
   int opt_level = 2;
   OptimizerOptions optimizer;
 };

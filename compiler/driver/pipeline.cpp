@@ -8,6 +8,7 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/ToolOutputFile.h>
 
+#include "compiler/codegen/cuda/host_launch.h"
 #include "compiler/codegen/llvm/codegen.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object.h"
@@ -104,13 +105,15 @@ std::unique_ptr<llvm::ToolOutputFile> OpenOutput(const std::string& path,
 // through LLVM, linked with the runtime for an executable.
 ExitStatus BuildNative(const ir::Module& module,
                        const BuildCommandOptions& options,
-                       llvm::raw_ostream& err) {
+                       llvm::raw_ostream& err,
+                       codegen::HostHooks* hooks = nullptr) {
   llvm::LLVMContext context;
   codegen::CodegenOptions codegen_options;
   codegen_options.opt_level = options.opt_level;
   // Objects and assembly carry the C `main` too, so that linking them with
   // the runtime gives the same program as `dlc build`.
   codegen_options.emit_c_main = true;
+  codegen_options.hooks = hooks;
   std::unique_ptr<llvm::Module> llvm_module =
       codegen::EmitLLVM(module, context, codegen_options);
   if (options.emit == Emit::Llvm) {
@@ -171,16 +174,51 @@ ExitStatus BuildNative(const ir::Module& module,
 // program prints through the runtime (C stdio); a run-time error exits with
 // status 1 from inside the program.
 ExitStatus RunNative(const ir::Module& module, int opt_level,
-                     llvm::raw_ostream& out, llvm::raw_ostream& err) {
+                     llvm::raw_ostream& out, llvm::raw_ostream& err,
+                     codegen::HostHooks* hooks = nullptr) {
   out.flush();
   codegen::CodegenOptions codegen_options;
   codegen_options.opt_level = opt_level;
+  codegen_options.hooks = hooks;
   std::string error;
   if (!codegen::RunMain(module, codegen_options, error)) {
     err << "dlc: error: " << error << "\n";
     return kExitCompileError;
   }
   return kExitSuccess;
+}
+
+// --target=cuda: the module's kernels as PTX (docs/gpu.md). Null after
+// reporting an error.
+std::unique_ptr<cuda::CudaCompilation> CompileCuda(const ir::Module& module,
+                                                   const std::string& gpu_arch,
+                                                   int opt_level,
+                                                   llvm::raw_ostream& err) {
+  cuda::CudaOptions cuda_options;
+  cuda_options.gpu_arch = gpu_arch;
+  cuda_options.opt_level = opt_level;
+  std::string error;
+  auto compilation = cuda::CompileKernels(module, cuda_options, error);
+  if (!compilation) err << "dlc: error: " << error << "\n";
+  return compilation;
+}
+
+// `dlc build --target=cuda`: PTX with --emit=ptx, otherwise the CPU forms
+// with host code that launches the kernels.
+ExitStatus BuildCuda(const ir::Module& module,
+                     const BuildCommandOptions& options,
+                     llvm::raw_ostream& err) {
+  auto compilation =
+      CompileCuda(module, options.gpu_arch, options.opt_level, err);
+  if (!compilation) return kExitCompileError;
+  if (options.emit == Emit::Ptx) {
+    auto file = OpenOutput(options.output, err);
+    if (!file) return kExitCompileError;
+    file->os() << cuda::Ptx(*compilation);
+    file->keep();
+    return kExitSuccess;
+  }
+  return BuildNative(module, options, err, &cuda::Hooks(*compilation));
 }
 
 }  // namespace
@@ -202,10 +240,18 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
       file->keep();
       return kExitSuccess;
     }
+    case Emit::Ptx:
+      if (options.target != "cuda") {
+        err << "dlc: error: --emit=ptx needs --target=cuda\n";
+        return kExitUsage;
+      }
+      return BuildCuda(*compiled.module, options, err);
     case Emit::Llvm:
     case Emit::Asm:
     case Emit::Obj:
     case Emit::Executable:
+      if (options.target == "cuda")
+        return BuildCuda(*compiled.module, options, err);
       if (options.target != "cpu") break;
       return BuildNative(*compiled.module, options, err);
     default:
@@ -227,6 +273,13 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
     diags.Report(DiagKind::NoMain, Span{},
                  "'" + options.input + "' has no fn main() to run");
     return kExitCompileError;
+  }
+  if (!options.interpret && options.target == "cuda") {
+    auto compilation =
+        CompileCuda(*compiled.module, options.gpu_arch, options.opt_level, err);
+    if (!compilation) return kExitCompileError;
+    return RunNative(*compiled.module, options.opt_level, out, err,
+                     &cuda::Hooks(*compilation));
   }
   if (!options.interpret)
     return RunNative(*compiled.module, options.opt_level, out, err);
