@@ -47,5 +47,29 @@ for name in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "DELTA_STDLIB_PATH
 # there; they say `REQUIRES: cuda` and are skipped elsewhere.
 if os.path.exists("/usr/local/cuda/bin/ptxas") or shutil.which("ptxas"):
     config.available_features.add("cuda")
+# lang-tests/cuda/: `ptxas` validates generated PTX offline (%ptxas);
+# `cuda-device` (a GPU and its driver, libcuda.so.1) runs kernels.
+ptxas = "/usr/local/cuda/bin/ptxas"
+if not os.path.exists(ptxas):
+    ptxas = shutil.which("ptxas")
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+
+def has_cuda_device():
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return (driver.cuInit(0) == 0
+                and driver.cuDeviceGetCount(ctypes.byref(count)) == 0
+                and count.value > 0)
+    except OSError:
+        return False
+
+
+if has_cuda_device():
+    config.available_features.add("cuda-device")
 if config.delta_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("asan")
