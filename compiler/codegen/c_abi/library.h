@@ -1,0 +1,25 @@
+// `dlc build --lib`: the shared library, the static library and the header
+// of a Delta module, each exposing only the module's prefixed C names.
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/ir.h"
+#include "compiler/sema/program.h"
+
+namespace delta::c_abi {
+
+struct LibraryOptions {
+  std::string output_dir;       // created if missing
+  std::string name;             // the file's stem: libNAME.so, NAME.h
+  std::string runtime_library;  // libdelta_runtime.a (FindRuntimeLibrary)
+  int opt_level = 2;
+};
+
+// Writes libNAME.so, libNAME.a and NAME.h for the `export fn`s of the main
+// module of `program` (whose optimized IR is `module`). Returns false with
+// `error` set when a signature has no C form or a tool fails.
+bool WriteLibrary(const sema::Program& program, const ir::Module& module,
+                  const LibraryOptions& options, std::string& error);
+
+}  // namespace delta::c_abi
