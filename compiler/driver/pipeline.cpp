@@ -4,10 +4,12 @@
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/FileUtilities.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/ToolOutputFile.h>
 
+#include "compiler/codegen/c_abi/library.h"
 #include "compiler/codegen/cuda/host_launch.h"
 #include "compiler/codegen/llvm/codegen.h"
 #include "compiler/codegen/llvm/jit.h"
@@ -170,6 +172,27 @@ ExitStatus BuildNative(const ir::Module& module,
   return kExitSuccess;
 }
 
+// `dlc build --lib FILE.dl -o DIR`: DIR/libNAME.so, DIR/libNAME.a and
+// DIR/NAME.h for the `export fn`s (docs/embedding.md).
+ExitStatus BuildLibrary(const Compiled& compiled,
+                        const BuildCommandOptions& options,
+                        llvm::raw_ostream& err) {
+  static int anchor;
+  c_abi::LibraryOptions library;
+  library.output_dir = options.output;
+  library.name = llvm::sys::path::stem(options.input).str();
+  library.runtime_library = codegen::FindRuntimeLibrary(
+      llvm::sys::fs::getMainExecutable(nullptr, &anchor));
+  library.opt_level = options.opt_level;
+  std::string error;
+  if (!c_abi::WriteLibrary(*compiled.checked.program, *compiled.module, library,
+                           error)) {
+    err << "dlc: error: " << error << "\n";
+    return kExitCompileError;
+  }
+  return kExitSuccess;
+}
+
 // `dlc run` without --interp: compiles `main` with the JIT and runs it. The
 // program prints through the runtime (C stdio); a run-time error exits with
 // status 1 from inside the program.
@@ -240,6 +263,9 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
       file->keep();
       return kExitSuccess;
     }
+    case Emit::Library:
+      if (options.target != "cpu") break;
+      return BuildLibrary(compiled, options, err);
     case Emit::Ptx:
       if (options.target != "cuda") {
         err << "dlc: error: --emit=ptx needs --target=cuda\n";
