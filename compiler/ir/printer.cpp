@@ -128,8 +128,12 @@ class Printer {
           out_ << '"' << op.print_items[i].text << '"';
       }
     } else {
+      // read_npy and write_npy: the path, then the operands.
+      bool path = (op.kind == OpKind::ReadNpy || op.kind == OpKind::WriteNpy) &&
+                  !op.print_items.empty();
+      if (path) out_ << " \"" << op.print_items[0].text << '"';
       for (size_t i = 0; i < op.operands.size(); ++i) {
-        out_ << (i ? ", " : " ");
+        out_ << (i || path ? ", " : " ");
         Use(op.operands[i]);
       }
     }

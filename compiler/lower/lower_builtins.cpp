@@ -286,6 +286,30 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
       op->print_items = std::move(items);
       return {};
     }
+    case B::ReadNpy:
+    case B::WriteNpy: {
+      // The dims in the file's axis order (dim_args keeps the written order).
+      std::vector<const ir::Dim*> dims;
+      if (info)
+        for (const sema::DimInfo* dim : info->dim_args)
+          dims.push_back(DimOf(dim));
+      std::string path =
+          llvm::cast<ast::StringLitExpr>(call->args[0].value)->value;
+      if (builtin == B::ReadNpy) {
+        SetLoc(call->span);
+        ir::Type type = LeafType(call->type);
+        ir::Op* op = b.Create(ir::OpKind::ReadNpy, {}, {type});
+        op->dims = std::move(dims);
+        op->print_items = {{false, path}};
+        return {op->result()};
+      }
+      ir::Value* x = arg(1).front();
+      SetLoc(call->span);
+      ir::Op* op = b.Create(ir::OpKind::WriteNpy, {x}, {});
+      op->dims = std::move(dims);
+      op->print_items = {{false, path}};
+      return {};
+    }
     case B::Grad:
     case B::ValueAndGrad:
     case B::Vmap:

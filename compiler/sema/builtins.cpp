@@ -146,6 +146,9 @@ class BuiltinChecker {
   const Type* CheckSize();
   const Type* CheckConversion(ScalarKind target);
   const Type* CheckPrint();
+  bool CheckNpyPath();
+  const Type* CheckReadNpy();
+  const Type* CheckWriteNpy();
 
   Checker& checker_;
   TypeContext& types_;
@@ -501,6 +504,76 @@ const Type* BuiltinChecker::CheckPrint() {
   return types_.Unit();
 }
 
+// `read_npy("path", d…)` and `write_npy("path", x, d…)`: the path is a
+// string literal and the dims, in the file's axis order, are distinct
+// (docs/language/io.md). Only `main` has effects.
+bool BuiltinChecker::CheckNpyPath() {
+  if (!context_.in_main) {
+    checker_.Error(DiagKind::PrintOutsideMain, call_->callee->span,
+                   std::string(name_) +
+                       " is allowed only in the body of main; functions "
+                       "are pure");
+  }
+  auto* path =
+      ArgCount() > 0 ? llvm::dyn_cast<ast::StringLitExpr>(Arg(0)) : nullptr;
+  if (!path) {
+    Fail(ArgCount() > 0 ? Arg(0)->span : call_->span,
+         std::string("`") + name_ + "` needs a file path as a string literal");
+    return false;
+  }
+  path->type = types_.Unit();
+  return true;
+}
+
+const Type* BuiltinChecker::CheckReadNpy() {
+  if (!ExpectArgs(1, 64, "read_npy(\"file.npy\", d…)")) return CheckAllArgs();
+  if (!CheckNpyPath()) return CheckAllArgs();
+  DimSet dims;
+  for (size_t i = 1; i < ArgCount(); ++i) {
+    const DimInfo* dim = ExpectDim(Arg(i));
+    if (!dim) return types_.Error();
+    if (!dims.Insert(dim)) {
+      Fail(Arg(i)->span, "dim `" + dim->name.str() + "` is named twice");
+      return types_.Error();
+    }
+    dim_args_.push_back(dim);
+  }
+  Record({});
+  return types_.Scalar(ScalarKind::F32, dims);
+}
+
+const Type* BuiltinChecker::CheckWriteNpy() {
+  if (!ExpectArgs(2, 64, "write_npy(\"file.npy\", x, d…)"))
+    return CheckAllArgs();
+  if (!CheckNpyPath()) return CheckAllArgs();
+  const Type* x = Value(1);
+  if (x->IsError()) return x;
+  if (!x->IsLeaf() || x->kind == Type::Kind::Index) {
+    Fail(Arg(1)->span, "`write_npy` writes an array of numbers or bools, not " +
+                           checker_.TypeString(x));
+    return types_.Error();
+  }
+  DimSet dims;
+  for (size_t i = 2; i < ArgCount(); ++i) {
+    const DimInfo* dim = ExpectDim(Arg(i));
+    if (!dim) return types_.Error();
+    if (!dims.Insert(dim)) {
+      Fail(Arg(i)->span, "dim `" + dim->name.str() + "` is named twice");
+      return types_.Error();
+    }
+    dim_args_.push_back(dim);
+  }
+  if (dims != x->dims &&
+      !(dims.ContainsAll(x->dims) && x->dims.ContainsAll(dims))) {
+    Fail(call_->span, "`write_npy` needs every dim of " +
+                          checker_.TypeString(x) +
+                          ", once each, in the file's axis order");
+    return types_.Error();
+  }
+  Record({});
+  return types_.Unit();
+}
+
 const Type* BuiltinChecker::Check() {
   for (ast::Arg& arg : call_->args) {
     bool allowed =
@@ -547,6 +620,10 @@ const Type* BuiltinChecker::Check() {
       return CheckConversion(ScalarKind::I64);
     case Builtin::Print:
       return CheckPrint();
+    case Builtin::ReadNpy:
+      return CheckReadNpy();
+    case Builtin::WriteNpy:
+      return CheckWriteNpy();
     case Builtin::StopGradient: {
       if (!ExpectArgs(1, 1, "stop_gradient(x)")) return CheckAllArgs();
       const Type* x = Value(0);

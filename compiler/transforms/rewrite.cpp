@@ -156,6 +156,8 @@ Op* CloneOp(ir::Builder& builder, const Op& op, CloneMap& map) {
 bool HasEffects(const Op& op) {
   switch (op.kind) {
     case OpKind::Print:
+    case OpKind::ReadNpy:
+    case OpKind::WriteNpy:
     case OpKind::Yield:
     case OpKind::Return:
     case OpKind::ToIndex:

@@ -99,6 +99,11 @@ void DeclareRuntime(ModuleContext& context) {
   context.print_value =
       declare("delta_print_value", void_type, {i32, ptr, i64, ptr, ptr});
   context.print_end = declare("delta_print_end", void_type, {});
+  context.read_npy =
+      declare("delta_read_npy", void_type,
+              {ptr, i32, i32, ptr, i32, i64, ptr, ptr, ptr, ptr});
+  context.write_npy = declare("delta_write_npy", void_type,
+                              {ptr, i32, i32, ptr, i32, ptr, i64, ptr, ptr});
 }
 
 // The C entry point of an executable: runs the Delta `main`, then flushes.
@@ -568,6 +573,91 @@ void FunctionEmitter::EmitPrint(const ir::Op& op) {
   builder_.CreateCall(module_.print_end);
 }
 
+void FunctionEmitter::EmitNpy(const ir::Op& op) {
+  // runtime/npy.h: the array in memory (dims in type order), its sizes and
+  // names, and the memory position of each file axis (op.dims).
+  bool read = op.kind == ir::OpKind::ReadNpy;
+  const ir::Value* value = read ? op.results[0] : op.operands[0];
+  const ir::Type& type = value->type;
+  size_t rank = type.dims.size();
+  llvm::Value* sizes = llvm::ConstantPointerNull::get(builder_.getPtrTy());
+  llvm::Value* names = sizes;
+  llvm::Value* axes = sizes;
+  if (rank > 0) {
+    auto* sizes_slot =
+        EntryAlloca(llvm::ArrayType::get(builder_.getInt64Ty(), rank), "sizes");
+    std::vector<llvm::Constant*> name_constants;
+    for (size_t d = 0; d < rank; ++d) {
+      builder_.CreateStore(
+          DimSize(type.dims[d]),
+          builder_.CreateConstInBoundsGEP2_64(sizes_slot->getAllocatedType(),
+                                              sizes_slot, 0, d));
+      name_constants.push_back(module_.String(type.dims[d]->name));
+    }
+    std::vector<llvm::Constant*> axis_constants;
+    for (const ir::Dim* dim : op.dims) {
+      size_t position = 0;
+      while (position < rank && type.dims[position] != dim) ++position;
+      axis_constants.push_back(builder_.getInt64(position));
+    }
+    auto* names_type = llvm::ArrayType::get(builder_.getPtrTy(), rank);
+    names = new llvm::GlobalVariable(
+        *module_.module, names_type, /*isConstant=*/true,
+        llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(names_type, name_constants), "dims");
+    auto* axes_type = llvm::ArrayType::get(builder_.getInt64Ty(), rank);
+    axes = new llvm::GlobalVariable(
+        *module_.module, axes_type, /*isConstant=*/true,
+        llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(axes_type, axis_constants), "axes");
+    sizes = sizes_slot;
+  }
+  const ir::Loc& loc = op.loc;
+  llvm::Value* file = loc.IsValid()
+                          ? static_cast<llvm::Value*>(module_.String(loc.file))
+                          : llvm::ConstantPointerNull::get(builder_.getPtrTy());
+  llvm::Value* line = builder_.getInt32(loc.line);
+  llvm::Value* column = builder_.getInt32(loc.column);
+  llvm::Value* path = module_.String(op.print_items[0].text);
+  llvm::Value* kind = builder_.getInt32(RuntimeElemKind(type.elem));
+  llvm::Type* memory_type = MemoryType(type.elem);
+  if (read) {
+    llvm::Value* data = nullptr;
+    llvm::AllocaInst* slot = nullptr;
+    if (type.IsScalar()) {
+      slot = EntryAlloca(memory_type, "npy");
+      data = slot;
+    } else {
+      data = Allocate(type);
+    }
+    builder_.CreateCall(module_.read_npy,
+                        {file, line, column, path, kind,
+                         builder_.getInt64(static_cast<int64_t>(rank)), sizes,
+                         names, axes, data});
+    if (slot != nullptr) {
+      llvm::Value* loaded = builder_.CreateLoad(memory_type, slot);
+      if (type.elem == ir::ElemKind::Bool)
+        loaded = builder_.CreateICmpNE(loaded,
+                                       llvm::ConstantInt::get(memory_type, 0));
+      data = loaded;
+    }
+    Set(op.results[0], data);
+    return;
+  }
+  llvm::Value* data = Get(value);
+  if (type.IsScalar()) {
+    llvm::AllocaInst* slot = EntryAlloca(memory_type, "npy");
+    if (type.elem == ir::ElemKind::Bool)
+      data = builder_.CreateZExt(data, memory_type);
+    builder_.CreateStore(data, slot);
+    data = slot;
+  }
+  builder_.CreateCall(
+      module_.write_npy,
+      {file, line, column, path, kind, data,
+       builder_.getInt64(static_cast<int64_t>(rank)), sizes, axes});
+}
+
 void FunctionEmitter::EmitOp(const ir::Op& op) {
   if (module_.hooks != nullptr && module_.hooks->EmitOp(*this, op)) return;
   if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
@@ -636,6 +726,10 @@ void FunctionEmitter::EmitOp(const ir::Op& op) {
     }
     case ir::OpKind::Print:
       EmitPrint(op);
+      return;
+    case ir::OpKind::ReadNpy:
+    case ir::OpKind::WriteNpy:
+      EmitNpy(op);
       return;
     case ir::OpKind::Yield:
     case ir::OpKind::Return:

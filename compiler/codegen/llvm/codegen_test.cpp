@@ -622,6 +622,20 @@ void BuildExample(Module& module, OpKind kind) {
       printed.push_back(Ramp(b, {t}));
       break;
     }
+    case OpKind::ReadNpy:
+    case OpKind::WriteNpy: {
+      // A round trip through a file: x written with axes (c, a), read back.
+      std::string path = "codegen_test_npy_" + std::to_string(::getpid()) +
+                         "_" + std::string(OpMnemonic(kind)) + ".npy";
+      Op* write = b.Create(OpKind::WriteNpy, {x}, {});
+      write->dims = {c, a};
+      write->print_items = {{false, path}};
+      Op* read = b.Create(OpKind::ReadNpy, {}, {x->type});
+      read->dims = write->dims;
+      read->print_items = {{false, path}};
+      printed.push_back(read->result());
+      break;
+    }
     case OpKind::Print:
     case OpKind::Yield:
     case OpKind::Return:

@@ -52,6 +52,7 @@ struct ModuleContext {
   llvm::StringMap<llvm::Constant*> strings;
   llvm::FunctionCallee alloc, free, fail, fail_format;
   llvm::FunctionCallee print_begin, print_text, print_value, print_end;
+  llvm::FunctionCallee read_npy, write_npy;
   // -O3: contractions may use FMA and float sums may be reassociated
   // (docs/performance.md); otherwise results are bitwise the interpreter's.
   bool fast_math = false;
@@ -144,6 +145,7 @@ class FunctionEmitter {
   void EmitIf(const ir::Op& op);
   void EmitCall(const ir::Op& op);
   void EmitPrint(const ir::Op& op);
+  void EmitNpy(const ir::Op& op);
   void EmitReturn(const ir::Op& op);
 
   // --- array_ops.cpp: loop nests over dims ---

@@ -12,6 +12,7 @@
 
 #include "runtime/cuda.h"
 #include "runtime/kernels.h"
+#include "runtime/npy.h"
 #include "runtime/runtime.h"
 
 namespace delta::codegen {
@@ -34,6 +35,8 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
       {"delta_print_text", reinterpret_cast<void*>(&delta_print_text)},
       {"delta_print_value", reinterpret_cast<void*>(&delta_print_value)},
       {"delta_print_end", reinterpret_cast<void*>(&delta_print_end)},
+      {"delta_read_npy", reinterpret_cast<void*>(&delta_read_npy)},
+      {"delta_write_npy", reinterpret_cast<void*>(&delta_write_npy)},
       {"delta_flush", reinterpret_cast<void*>(&delta_flush)},
       {"delta_parallel_for", reinterpret_cast<void*>(&delta_parallel_for)},
       {"delta_num_threads", reinterpret_cast<void*>(&delta_num_threads)},

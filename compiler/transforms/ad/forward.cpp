@@ -72,6 +72,9 @@ JvpRule JvpRuleOf(OpKind kind) {
     // Original: dim [d] (n), print (…)   Tangent: none (no float result)
     case OpKind::DimDef:
     case OpKind::Print:
+    // Original: read_npy, write_npy (only in main)   Tangent: none (data)
+    case OpKind::ReadNpy:
+    case OpKind::WriteNpy:
       return JvpRule::NoTangent;
     // Original: y = broadcast [d] (x)        Tangent: dy = broadcast [d] (dx)
     case OpKind::Broadcast:

@@ -88,6 +88,10 @@ void BatchedValues::Op(const ir::Op& op) {
       // One print per lane, in order, is what the program says.
       block("it prints");
       break;
+    case OpKind::ReadNpy:
+    case OpKind::WriteNpy:
+      block("it reads or writes a file");
+      break;
     case OpKind::Map:
       // Inner maps are demapped first; one that is left stays for a reason
       // that holds for this map as well.

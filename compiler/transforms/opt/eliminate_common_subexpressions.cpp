@@ -27,6 +27,8 @@ bool IsMergeable(const Op& op) {
   if (!op.regions.empty() || op.results.empty()) return false;
   switch (op.kind) {
     case OpKind::Print:
+    case OpKind::ReadNpy:
+    case OpKind::WriteNpy:
     case OpKind::Call:
     case OpKind::DimDef:
     case OpKind::While:
