@@ -1,0 +1,34 @@
+// `dlc fmt`: prints a Delta module in the one canonical style, keeping its
+// comments.
+#pragma once
+
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/diagnostics/diagnostics.h"
+
+namespace delta::format {
+
+// The canonical form of `text` (a whole module named `name`), or nothing if
+// it has syntax errors, which are reported to `err`.
+std::optional<std::string> FormatSource(
+    llvm::StringRef text, llvm::StringRef name, llvm::raw_ostream& err,
+    DiagFormat diagnostics = DiagFormat::Text, bool color = false);
+
+struct FormatOptions {
+  std::vector<std::string> files;
+  bool check = false;  // report unformatted files instead of rewriting them
+  DiagFormat diagnostics = DiagFormat::Text;
+  bool color = false;
+};
+
+// Formats the files in place (or checks them). Returns 0, or 1 if a file
+// could not be read or parsed, or with `check`, is not formatted.
+int FormatFiles(const FormatOptions& options, llvm::raw_ostream& out,
+                llvm::raw_ostream& err);
+
+}  // namespace delta::format

@@ -1,0 +1,77 @@
+// What the language server knows about one document: its checked program,
+// and the answers to hover, definition and completion at a position.
+#pragma once
+
+#include <llvm/Support/SourceMgr.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/base/span.h"
+#include "compiler/diagnostics/diagnostics.h"
+#include "compiler/sema/sema.h"
+
+namespace delta::lsp {
+
+// LSP positions are zero-based lines and characters (bytes here: Delta
+// source is ASCII outside comments and strings).
+struct Position {
+  int line = 0;
+  int character = 0;
+};
+
+struct Range {
+  Position start;
+  Position end;
+};
+
+struct Location {
+  std::string path;  // a file path; the document's own path for itself
+  Range range;
+};
+
+struct DiagnosticInfo {
+  Range range;
+  int severity = 1;  // LSP: 1 error, 2 warning, 3 information
+  std::string code;
+  std::string message;
+};
+
+struct CompletionInfo {
+  std::string label;
+  int kind = 6;  // LSP CompletionItemKind
+  std::string detail;
+};
+
+// One analysis of a document's text; rebuilt on every change.
+class Analysis {
+ public:
+  Analysis(std::string path, std::string text,
+           const std::vector<std::string>& stdlib_dirs);
+
+  const std::vector<DiagnosticInfo>& diagnostics() const {
+    return diagnostics_;
+  }
+  // Markdown: the type (with dims) of the innermost expression or name at
+  // `position`.
+  std::optional<std::string> Hover(Position position) const;
+  std::optional<Location> Definition(Position position) const;
+  std::vector<CompletionInfo> Completion(Position position) const;
+
+ private:
+  const char* PointerAt(Position position) const;
+  std::optional<Location> LocationOf(Span span) const;
+
+  std::string path_;
+  std::string text_;
+  llvm::SourceMgr sources_;
+  DiagnosticEngine diags_{sources_, llvm::nulls()};
+  sema::CheckResult checked_;
+  const char* buffer_start_ = nullptr;  // the document's buffer in sources_
+  size_t buffer_size_ = 0;
+  std::vector<DiagnosticInfo> diagnostics_;
+};
+
+}  // namespace delta::lsp

@@ -1,0 +1,219 @@
+// The interactive loop of `dlc repl`: reads complete inputs (continuing
+// while brackets are open), dispatches `:commands`, and evaluates the rest.
+#include "compiler/repl/repl.h"
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/LineEditor/LineEditor.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/Process.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <optional>
+#include <string>
+
+namespace delta::repl {
+namespace {
+
+constexpr const char* kHelp =
+    R"(Type a definition (dim, struct, fn, let, import) to add it to the
+session, or an expression to evaluate it and print its value and type.
+Input continues on the next line while brackets are open.
+
+  :type EXPR    the type of EXPR, without running it (also :t)
+  :ir EXPR      the optimized IR of the main that prints EXPR
+  :load FILE    add the declarations of FILE (its main is not kept)
+  :reload       load the loaded files again
+  :defs         the session's definitions
+  :reset        forget every definition
+  :help         this text
+  :quit         end the session (also Ctrl-D)
+)";
+
+constexpr const char* kKeywords[] = {
+    "fn",    "export", "struct", "dim",    "let", "loop", "for",  "in",
+    "while", "if",     "else",   "import", "as",  "true", "false"};
+
+constexpr const char* kBuiltins[] = {
+#define DELTA_BUILTIN(Name, spelling) spelling,
+#include "compiler/sema/builtins.def"
+};
+
+// Reads one line; null at end of input.
+class LineReader {
+ public:
+  explicit LineReader(bool interactive) : interactive_(interactive) {
+    if (!interactive_) return;
+    std::string history;
+    if (std::optional<std::string> home = llvm::sys::Process::GetEnv("HOME")) {
+      llvm::SmallString<256> path(*home);
+      llvm::sys::path::append(path, ".delta_history");
+      history = path.str().str();
+    }
+    editor_.emplace("dlc", history);
+    editor_->loadHistory();
+  }
+  ~LineReader() {
+    if (editor_) editor_->saveHistory();
+  }
+
+  void SetCompletions(std::vector<std::string> names) {
+    if (!editor_) return;
+    editor_->setListCompleter(
+        [names = std::move(names)](llvm::StringRef buffer, size_t pos) {
+          llvm::StringRef before = buffer.substr(0, pos);
+          size_t start = before.size();
+          while (start > 0 &&
+                 (std::isalnum(static_cast<unsigned char>(before[start - 1])) ||
+                  before[start - 1] == '_'))
+            --start;
+          llvm::StringRef word = before.substr(start);
+          std::vector<llvm::LineEditor::Completion> completions;
+          for (const std::string& name : names)
+            if (llvm::StringRef(name).starts_with(word))
+              completions.emplace_back(name.substr(word.size()), name);
+          return completions;
+        });
+  }
+
+  std::optional<std::string> Read(const std::string& prompt) {
+    if (editor_) {
+      editor_->setPrompt(prompt);
+      std::optional<std::string> line = editor_->readLine();
+      if (line) {
+        while (!line->empty() && line->back() == '\n') line->pop_back();
+      }
+      return line;
+    }
+    std::string line;
+    if (!std::getline(std::cin, line)) return std::nullopt;
+    return line;
+  }
+
+ private:
+  bool interactive_;
+  std::optional<llvm::LineEditor> editor_;
+};
+
+// Drops comments, so that a line holding only a comment is no input.
+std::string WithoutComments(llvm::StringRef text) {
+  std::string result;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      size_t end = i + 1;
+      while (end < text.size() && text[end] != '"')
+        end += text[end] == '\\' ? 2 : 1;
+      result += text.substr(i, end + 1 - i);
+      i = end;
+    } else if (text.substr(i).starts_with("//")) {
+      i = text.find('\n', i);
+      if (i == llvm::StringRef::npos) break;
+      result += '\n';
+    } else if (text.substr(i).starts_with("/*")) {
+      size_t end = text.find("*/", i + 2);
+      if (end == llvm::StringRef::npos) {
+        result += "/*";  // still open: keeps the input going
+        break;
+      }
+      i = end + 1;
+      result += ' ';
+    } else {
+      result += c;
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+int OpenBrackets(llvm::StringRef text) {
+  std::string code = WithoutComments(text);
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < code.size(); ++i) {
+    char c = code[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"')
+      in_string = true;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
+    else if (c == '/' && i + 1 < code.size() && code[i + 1] == '*')
+      ++depth;
+  }
+  return depth;
+}
+
+int RunRepl(const SessionOptions& options, llvm::raw_ostream& out,
+            llvm::raw_ostream& err) {
+  bool interactive = isatty(STDIN_FILENO) != 0;
+  Session session(options, out, err);
+  LineReader reader(interactive);
+  if (interactive) {
+    out << "Delta REPL. Type :help for help, :quit to leave.\n";
+    out.flush();
+  }
+  bool failed = false;
+  while (true) {
+    std::vector<std::string> completions = session.Names();
+    for (const char* keyword : kKeywords) completions.push_back(keyword);
+    for (const char* builtin : kBuiltins) completions.push_back(builtin);
+    reader.SetCompletions(std::move(completions));
+
+    std::optional<std::string> line = reader.Read("delta> ");
+    if (!line) break;
+    std::string input = *line;
+    // A `:command` is one line; anything else continues while open.
+    if (!llvm::StringRef(input).ltrim().starts_with(":")) {
+      while (OpenBrackets(input) > 0) {
+        std::optional<std::string> more = reader.Read("   ... ");
+        if (!more) break;
+        input += "\n" + *more;
+      }
+    }
+    llvm::StringRef text = llvm::StringRef(input).trim();
+    bool ok = true;
+    if (text.consume_front(":")) {
+      auto [command, argument] = text.split(' ');
+      argument = argument.trim();
+      if (command == "q" || command == "quit") break;
+      if (command == "h" || command == "help" || command == "?") {
+        out << kHelp;
+      } else if (command == "t" || command == "type") {
+        ok = session.PrintType(argument);
+      } else if (command == "ir") {
+        ok = session.PrintIr(argument);
+      } else if (command == "l" || command == "load") {
+        ok = session.Load(argument.str());
+      } else if (command == "r" || command == "reload") {
+        ok = session.Reload();
+      } else if (command == "defs") {
+        session.PrintDefinitions();
+      } else if (command == "reset") {
+        session.Reset();
+      } else {
+        err << "error: unknown command ':" << command
+            << "'; type :help for the list\n";
+        ok = false;
+      }
+    } else if (!llvm::StringRef(WithoutComments(text)).trim().empty()) {
+      ok = session.Eval(text);
+    }
+    failed |= !ok;
+    out.flush();
+    err.flush();
+  }
+  if (interactive) out << "\n";
+  out.flush();
+  return !interactive && failed ? 1 : 0;
+}
+
+}  // namespace delta::repl
