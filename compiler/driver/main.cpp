@@ -23,6 +23,9 @@
 #include "compiler/driver/options.h"
 #include "compiler/driver/pipeline.h"
 #include "compiler/driver/test_runner.h"
+#include "compiler/format/format.h"
+#include "compiler/lsp/server.h"
+#include "compiler/repl/repl.h"
 #include "compiler/transforms/pass_manager.h"
 
 namespace delta::driver {
@@ -30,18 +33,6 @@ namespace {
 
 constexpr const char* kVersion =
     "dlc " DELTA_VERSION " (Delta compiler; LLVM " LLVM_VERSION_STRING ")";
-
-// Commands of cli.md that later stages will implement. They are listed in
-// --help now so that the command line's shape is visible from day one.
-struct PlannedCommand {
-  const char* name;
-  const char* usage;
-};
-constexpr PlannedCommand kPlannedCommands[] = {
-    {"repl", "Interactive session (also reads a script from stdin)"},
-    {"fmt", "Format files in place: dlc fmt [--check] FILE..."},
-    {"lsp", "Language server on stdin/stdout"},
-};
 
 // A crash is a compiler bug; the user still gets status 1 and a stack trace
 // rather than a signal. Sanitizer and fuzzing builds keep the signal so that
@@ -150,6 +141,13 @@ void AddOptimizerOptions(CLI::App& command, OptimizerOptions& options) {
                    "with assertions)");
 }
 
+// Whether diagnostics on stderr are coloured (as pipeline.cpp decides).
+bool StderrColor(ColorMode mode) {
+  if (mode != ColorMode::Auto) return mode == ColorMode::Always;
+  return llvm::sys::Process::StandardErrHasColors() &&
+         !llvm::sys::Process::GetEnv("NO_COLOR");
+}
+
 CommonOptions ToCommonOptions(const CommonSpellings& spellings,
                               const char* argv0) {
   CommonOptions common;
@@ -164,6 +162,14 @@ CommonOptions ToCommonOptions(const CommonSpellings& spellings,
 
 int Main(int argc, char** argv) {
   InstallCrashHandlers(argv[0]);
+
+  // `dlc` alone on a terminal is the REPL (cli.md); elsewhere it is usage.
+  char repl_word[] = "repl";
+  char* repl_argv[] = {argv[0], repl_word, nullptr};
+  if (argc == 1 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+    argc = 2;
+    argv = repl_argv;
+  }
 
   CLI::App app{"dlc: the compiler of Delta, a differentiable array language",
                "dlc"};
@@ -247,15 +253,32 @@ int Main(int argc, char** argv) {
   CommonSpellings test_spellings;
   AddCommonOptions(*test_command, test_spellings);
 
-  std::vector<CLI::App*> planned;
-  for (const PlannedCommand& command : kPlannedCommands) {
-    CLI::App* sub = app.add_subcommand(command.name, command.usage);
-    // Any arguments are accepted until the command exists, so that the
-    // answer is "not implemented" rather than a confusing usage error.
-    sub->allow_extras();
-    sub->prefix_command();
-    planned.push_back(sub);
-  }
+  repl::SessionOptions repl_options;
+  CLI::App* repl_command = app.add_subcommand(
+      "repl",
+      "Interactive session; also reads a script from stdin (also: dlc with "
+      "no arguments on a terminal): dlc repl [--interp] [-O0..-O3]");
+  repl_command->add_flag("--interp", repl_options.interpret,
+                         "Evaluate with the IR interpreter instead of the JIT");
+  repl_command
+      ->add_option("-O", repl_options.opt_level,
+                   "Optimization level 0-3 (default 1)")
+      ->check(CLI::Range(0, 3));
+  CommonSpellings repl_spellings;
+  AddCommonOptions(*repl_command, repl_spellings);
+
+  format::FormatOptions fmt_options;
+  CLI::App* fmt_command = app.add_subcommand(
+      "fmt", "Format files in place: dlc fmt [--check] FILE...");
+  fmt_command->add_option("files", fmt_options.files, "The .dl files")
+      ->required();
+  fmt_command->add_flag("--check", fmt_options.check,
+                        "Change nothing; exit 1 if a file is not formatted");
+  CommonSpellings fmt_spellings;
+  AddCommonOptions(*fmt_command, fmt_spellings);
+
+  CLI::App* lsp_command = app.add_subcommand(
+      "lsp", "Language server (LSP, JSON-RPC) on stdin/stdout");
 
   // CLI11 would call an unknown command or option "a missing subcommand".
   auto is_command = [&app](llvm::StringRef name) {
@@ -291,15 +314,24 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  for (const CLI::App* sub : planned) {
-    if (sub->parsed()) {
-      std::cerr << "dlc: '" << sub->get_name() << "' is not implemented yet\n";
-      return kExitUsage;
-    }
-  }
-
   int status = kExitSuccess;
-  if (run_command->parsed()) {
+  if (repl_command->parsed()) {
+    CommonOptions common = ToCommonOptions(repl_spellings, argv[0]);
+    // `import NAME;` typed in the session looks in the current folder first.
+    repl_options.stdlib_dirs = common.stdlib_dirs;
+    repl_options.stdlib_dirs.insert(repl_options.stdlib_dirs.begin(), ".");
+    repl_options.color = StderrColor(common.color);
+    status = repl::RunRepl(repl_options, llvm::outs(), llvm::errs());
+  } else if (fmt_command->parsed()) {
+    CommonOptions common = ToCommonOptions(fmt_spellings, argv[0]);
+    fmt_options.diagnostics = common.diagnostics;
+    fmt_options.color = StderrColor(common.color);
+    status = format::FormatFiles(fmt_options, llvm::outs(), llvm::errs());
+  } else if (lsp_command->parsed()) {
+    lsp::ServerOptions lsp_options;
+    lsp_options.stdlib_dirs = StdlibDirs(argv[0]);
+    status = lsp::RunServer(std::cin, std::cout, lsp_options);
+  } else if (run_command->parsed()) {
     run.common = ToCommonOptions(run_spellings, argv[0]);
     status = Run(run, llvm::outs(), llvm::errs());
   } else if (test_command->parsed()) {
