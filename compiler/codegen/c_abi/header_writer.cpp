@@ -22,10 +22,12 @@ std::string CommentSafe(std::string text) {
 std::string Join(const std::string& prefix, const std::vector<CArg>& args,
                  const std::string& indent) {
   std::string text = prefix + "_context* ctx";
+  std::string array;  // the array whose sizes may follow on its line
   for (const CArg& arg : args) {
-    std::string piece =
-        arg.c_type + (arg.c_type.back() == '*' ? "" : " ") + arg.name;
-    text += ",\n" + indent + piece;
+    bool same_line = arg.kind == CArg::Kind::Size && !array.empty() &&
+                     arg.name.rfind(array + "_", 0) == 0;
+    text += (same_line ? ", " : ",\n" + indent) + arg.c_type + " " + arg.name;
+    if (!same_line) array = arg.kind == CArg::Kind::Pointer ? arg.name : "";
   }
   return text;
 }
