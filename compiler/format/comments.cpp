@@ -1,5 +1,5 @@
 // Finds the comments of a source text, skipping string literals, with the
-// same rules as the lexer (`//` to end of line; `/* */` does not nest).
+// same rules as the lexer (`//` to end of line; `/* */` nests).
 #include "compiler/format/comments.h"
 
 namespace delta::format {
@@ -24,8 +24,18 @@ std::vector<Comment> CollectComments(llvm::StringRef text) {
     } else if (*p == '/' && p + 1 < end && p[1] == '*') {
       const char* begin = p;
       p += 2;
-      while (p + 1 < end && !(*p == '*' && p[1] == '/')) ++p;
-      p = p + 1 < end ? p + 2 : end;
+      int depth = 1;
+      while (p < end && depth > 0) {
+        if (p + 1 < end && *p == '*' && p[1] == '/') {
+          --depth;
+          p += 2;
+        } else if (p + 1 < end && *p == '/' && p[1] == '*') {
+          ++depth;
+          p += 2;
+        } else {
+          ++p;
+        }
+      }
       comments.push_back({begin, p});
     } else {
       ++p;

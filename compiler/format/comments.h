@@ -14,7 +14,8 @@ struct Comment {
   llvm::StringRef text() const { return {begin, size_t(end - begin)}; }
 };
 
-// Every `//` and `/* */` comment of `text` outside string literals, in order.
+// Every `//` and `/* */` comment (block comments nest, as in the lexer) of
+// `text` outside string literals, in order.
 // `//` comments end before their newline (and trailing spaces are dropped).
 std::vector<Comment> CollectComments(llvm::StringRef text);
 

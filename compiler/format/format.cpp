@@ -8,6 +8,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "compiler/format/comments.h"
+#include "compiler/syntax/ast_dump.h"
 #include "compiler/syntax/parse.h"
 
 namespace delta::format {
@@ -135,7 +136,9 @@ class Printer {
     last_end_ = source_.begin();
     bool first = true;
     for (const ast::Decl* decl : module.decls) {
-      out += CommentsBefore(decl->span.begin, 0, first);
+      std::string comments = CommentsBefore(decl->span.begin, 0, first);
+      if (!comments.empty()) first = false;
+      out += comments;
       if (!first && BlankLineBefore(decl->span.begin)) out += "\n";
       out += Decl(decl);
       last_end_ = decl->span.end;
@@ -338,6 +341,7 @@ class Printer {
     bool first = true;
     auto item = [&](const Node& node, const std::string& text) {
       std::string line = CommentsBefore(node.span.begin, inner, first);
+      if (!line.empty()) first = false;
       if (!first && BlankLineBefore(node.span.begin)) line += "\n";
       line += Indent(inner) + text;
       last_end_ = node.span.end;
@@ -600,6 +604,42 @@ class Printer {
   bool no_struct_ = false;
 };
 
+// The AST of `text` as S-expressions, or nothing on a syntax error.
+std::optional<std::string> DumpAst(llvm::StringRef text, llvm::StringRef name,
+                                   llvm::raw_ostream& err) {
+  llvm::SourceMgr sources;
+  DiagnosticEngine diags(sources, err);
+  unsigned buffer = sources.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  ast::Arena arena;
+  ast::Module* module = ParseModule(sources, buffer, arena, diags);
+  if (diags.HasErrors()) return std::nullopt;
+  return ast::Dump(*module);
+}
+
+// `dlc fmt --verify`: the formatted text parses to the same AST, formatting
+// it again changes nothing, and no comment is lost.
+bool Verify(llvm::StringRef text, const std::string& formatted,
+            const std::string& path, llvm::raw_ostream& err) {
+  std::optional<std::string> before = DumpAst(text, path, err);
+  std::optional<std::string> after =
+      DumpAst(formatted, path + " (formatted)", err);
+  if (!before || !after || *before != *after) {
+    err << path << ": formatting changed the AST\n";
+    return false;
+  }
+  std::optional<std::string> again = FormatSource(formatted, path, err);
+  if (!again || *again != formatted) {
+    err << path << ": formatting is not idempotent\n";
+    return false;
+  }
+  if (CollectComments(text).size() != CollectComments(formatted).size()) {
+    err << path << ": formatting lost a comment\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> FormatSource(llvm::StringRef text,
@@ -636,6 +676,10 @@ int FormatFiles(const FormatOptions& options, llvm::raw_ostream& out,
     if (!formatted) {
       err << "dlc: '" << path << "' has syntax errors; not formatted\n";
       status = 1;
+      continue;
+    }
+    if (options.verify) {
+      if (!Verify(text, *formatted, path, err)) status = 1;
       continue;
     }
     if (*formatted == text) continue;

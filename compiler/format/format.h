@@ -22,6 +22,9 @@ std::optional<std::string> FormatSource(
 struct FormatOptions {
   std::vector<std::string> files;
   bool check = false;  // report unformatted files instead of rewriting them
+  // Change nothing; fail unless formatting keeps the AST and is idempotent
+  // (the test of the formatter itself).
+  bool verify = false;
   DiagFormat diagnostics = DiagFormat::Text;
   bool color = false;
 };

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""A recorded LSP session against `dlc lsp`: initialize, didOpen (with an
+error, then fixed by didChange), hover, definition, completion, shutdown and
+exit; every response is checked. Usage: check_lsp.py PATH/TO/dlc"""
+import json
+import os
+import subprocess
+import sys
+
+DOC = """dim feat = 4;
+dim batch = 2;
+
+fn square(x: f32) -> f32 { x * x }
+
+fn main() {
+  let w = for j in feat { 0.5 };
+  let xs = for b in batch, j in feat { f32(j) };
+  let y = square(xs);
+  print(sum(w * y, feat));
+}
+"""
+BROKEN = DOC.replace("square(xs)", "squar(xs)")
+URI = "file:///tmp/delta_lsp_test/doc.dl"
+
+
+def frame(message):
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_messages(data):
+    messages = []
+    while data:
+        header, _, rest = data.partition(b"\r\n\r\n")
+        length = int(header.split(b":")[1])
+        messages.append(json.loads(rest[:length]))
+        data = rest[length:]
+    return messages
+
+
+def position_of(text, needle, offset=0):
+    index = text.index(needle) + offset
+    line = text.count("\n", 0, index)
+    return {"line": line, "character": index - (text.rfind("\n", 0, index) + 1)}
+
+
+def main():
+    dlc = sys.argv[1]
+    doc = {"uri": URI}
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+         "params": {"textDocument": {"uri": URI, "languageId": "delta",
+                                     "version": 1, "text": BROKEN}}},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange",
+         "params": {"textDocument": {"uri": URI, "version": 2},
+                    "contentChanges": [{"text": DOC}]}},
+        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "xs);", 0)}},
+        {"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "w * y", 2)}},
+        {"jsonrpc": "2.0", "id": 4, "method": "textDocument/definition",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "square(xs)", 1)}},
+        {"jsonrpc": "2.0", "id": 5, "method": "textDocument/completion",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "print(")}},
+        {"jsonrpc": "2.0", "id": 6, "method": "textDocument/hover",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "feat));", 1)}},
+        {"jsonrpc": "2.0", "id": 7, "method": "no/suchMethod", "params": {}},
+        {"jsonrpc": "2.0", "id": 8, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    stdin = b"".join(frame(r) for r in requests)
+    run = subprocess.run([dlc, "lsp"], input=stdin, capture_output=True,
+                         timeout=60)
+    failures = []
+
+    def expect(condition, what):
+        if not condition:
+            failures.append(what)
+
+    expect(run.returncode == 0, f"exit status {run.returncode} after shutdown")
+    messages = read_messages(run.stdout)
+    by_id = {m["id"]: m for m in messages if "id" in m}
+    diagnostics = [m["params"] for m in messages
+                   if m.get("method") == "textDocument/publishDiagnostics"]
+
+    caps = by_id[1]["result"]["capabilities"]
+    expect(caps.get("hoverProvider") and caps.get("definitionProvider")
+           and "completionProvider" in caps, f"capabilities: {caps}")
+    # As you type: the typo is reported at its range, then cleared.
+    expect(len(diagnostics) == 2, f"two publishDiagnostics: {diagnostics}")
+    first = diagnostics[0]["diagnostics"]
+    expect(len(first) >= 1 and "squar" in first[0]["message"]
+           and first[0]["range"]["start"] == position_of(BROKEN, "squar(xs)")
+           and first[0]["code"] == "E0201", f"typo diagnostic: {first}")
+    expect(diagnostics[1]["diagnostics"] == [], "fixed text has no errors")
+    hover = by_id[2]["result"]["contents"]["value"]
+    expect("xs: f32[feat, batch]" in hover or "xs: f32[batch, feat]" in hover,
+           f"hover on xs: {hover}")
+    hover = by_id[3]["result"]["contents"]["value"]
+    expect("f32[feat" in hover and "batch" in hover, f"hover on w * y: {hover}")
+    definition = by_id[4]["result"]
+    expect(definition["uri"] == URI and definition["range"]["start"] ==
+           position_of(DOC, "square(x:"), f"definition of square: {definition}")
+    labels = {item["label"] for item in by_id[5]["result"]["items"]}
+    for name in ["feat", "batch", "square", "w", "xs", "sum", "let", "grad"]:
+        expect(name in labels, f"completion lacks {name}")
+    hover = by_id[6]["result"]["contents"]["value"]
+    expect("dim feat = 4" in hover, f"hover on a dim: {hover}")
+    expect(by_id[7].get("error", {}).get("code") == -32601,
+           "unknown methods are answered MethodNotFound")
+    expect(by_id[8].get("result", 1) is None, "shutdown answers null")
+    for failure in failures:
+        print("FAIL:", failure)
+    if failures:
+        print(run.stdout.decode(errors="replace"))
+        print(run.stderr.decode(errors="replace"))
+        return 1
+    print("lsp session: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

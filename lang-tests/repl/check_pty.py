@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""Drives `dlc` (no arguments) and `dlc repl` through a pseudo-terminal:
+prompts are shown, line editing (libedit) reads the input, values print, a
+typo is reported and the session goes on, and the history is saved to
+~/.delta_history. Usage: check_pty.py PATH/TO/dlc"""
+import os
+import pty
+import select
+import sys
+import tempfile
+import time
+
+
+def run_session(argv, lines, home):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["HOME"] = home
+        os.environ["TERM"] = "dumb"
+        os.execv(argv[0], argv)
+    output = b""
+
+    def read_until(needle, timeout=30, start=0):
+        nonlocal output
+        deadline = time.time() + timeout
+        while needle not in output[start:] and time.time() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    output += os.read(fd, 4096)
+                except OSError:
+                    break
+        return needle in output[start:]
+
+    ok = read_until(b"delta> ")
+    for line in lines:
+        os.write(fd, line.encode() + b"\r")
+        expected = b"... " if line.count("(") > line.count(")") else b"delta> "
+        ok &= read_until(expected, start=len(output))
+    os.write(fd, b":quit\r")
+    read_until(b"\xff", timeout=3)
+    _, status = os.waitpid(pid, 0)
+    return ok, output.decode(errors="replace"), status
+
+
+def main():
+    dlc = sys.argv[1]
+    failures = []
+    with tempfile.TemporaryDirectory() as home:
+        for argv in ([dlc], [dlc, "repl"]):
+            ok, output, status = run_session(
+                argv,
+                ["dim feat = 3;", "let w = for j in feat { 0.5 };",
+                 "sum(w,", "feat)", "squar(w)", "w * 2.0"],
+                home)
+            checks = {
+                "prompts shown": ok,
+                "banner": "Type :help" in output,
+                "continuation prompt": "   ... feat)" in output,
+                "sum printed": "1.5 : f32" in output,
+                "typo reported": "unknown name `squar`" in output,
+                "session went on": "[feat=3] [1, 1, 1] : f32[feat]" in output,
+                "exit status 0": os.WIFEXITED(status)
+                and os.WEXITSTATUS(status) == 0,
+            }
+            for name, passed in checks.items():
+                if not passed:
+                    failures.append(f"{' '.join(argv)}: {name}")
+            if failures:
+                print(output)
+        history = os.path.join(home, ".delta_history")
+        if not os.path.exists(history) or "feat" not in open(
+                history, errors="replace").read():
+            failures.append("history not saved in ~/.delta_history")
+    for failure in failures:
+        print("FAIL:", failure)
+    if not failures:
+        print("pty sessions: all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
