@@ -274,6 +274,9 @@ int Main(int argc, char** argv) {
       ->required();
   fmt_command->add_flag("--check", fmt_options.check,
                         "Change nothing; exit 1 if a file is not formatted");
+  fmt_command->add_flag("--verify", fmt_options.verify,
+                        "Change nothing; exit 1 unless formatting keeps the "
+                        "AST and is idempotent (tests the formatter)");
   CommonSpellings fmt_spellings;
   AddCommonOptions(*fmt_command, fmt_spellings);
 
