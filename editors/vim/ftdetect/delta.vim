@@ -1,0 +1,2 @@
+" .dl files are Delta.
+autocmd BufRead,BufNewFile *.dl setfiletype delta
