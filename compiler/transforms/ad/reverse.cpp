@@ -287,10 +287,9 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
     Block* region = b_.AddRegion(scan, arg_types);
     b_.SetInsertionBlock(region);
     Value* position = b_.Convert(region->args[0], ElemKind::I64);
-    Value* iterator =
-        tape.iterator_dim
-            ? b_.Convert(position, ElemKind::Index, tape.iterator_dim)
-            : b_.Binary(OpKind::Add, lo, position);
+    Value* iterator = tape.iterator_dim ? b_.Convert(position, ElemKind::Index,
+                                                     tape.iterator_dim)
+                                        : b_.Binary(OpKind::Add, lo, position);
     forward_.values[body.args[0]] = iterator;
     for (size_t i = 0; i < state; ++i)
       forward_.values[body.args[i + 1]] = region->args[i + 1];
