@@ -389,9 +389,10 @@ void Checker::CollectDecls(ModuleInfo* module) {
   }
 }
 
-void Checker::CheckStructDecl(StructInfo* info, const Scope* module_scope) {
-  Scope* scope = NewScope(module_scope);
-  for (const ast::Ident& param : info->decl->size_params) {
+std::vector<const DimInfo*> Checker::DeclareSizeParams(
+    const std::vector<ast::Ident>& names, Scope* scope) {
+  std::vector<const DimInfo*> dims;
+  for (const ast::Ident& param : names) {
     if (const Symbol* existing = scope->Lookup(param.name);
         existing && existing->kind != Symbol::Kind::Builtin) {
       Error(DiagKind::DimReusesName, param.span,
@@ -405,9 +406,15 @@ void Checker::CheckStructDecl(StructInfo* info, const Scope* module_scope) {
     dim.span = param.span;
     Symbol* symbol = NewSymbol(Symbol::Kind::Dim, param.name, param.span);
     symbol->dim = types().NewDim(dim);
-    info->size_params.push_back(symbol->dim);
+    dims.push_back(symbol->dim);
     scope->Add(symbol);
   }
+  return dims;
+}
+
+void Checker::CheckStructDecl(StructInfo* info, const Scope* module_scope) {
+  Scope* scope = NewScope(module_scope);
+  info->size_params = DeclareSizeParams(info->decl->size_params, scope);
   for (const ast::FieldDecl& field : info->decl->fields) {
     if (llvm::is_contained(info->field_names, field.name.name)) {
       Error(DiagKind::DuplicateField, field.name.span,
@@ -434,23 +441,7 @@ void Checker::CheckFnSignature(FnInfo* fn) {
   // use them (E0314).
   local_dim_names_.clear();
   if (decl->body) CollectLocalDimNames(decl->body, local_dim_names_);
-  for (const ast::Ident& param : decl->size_params) {
-    if (const Symbol* existing = scope->Lookup(param.name);
-        existing && existing->kind != Symbol::Kind::Builtin) {
-      Error(DiagKind::DimReusesName, param.span,
-            "size parameter `" + param.name.str() +
-                "` reuses a name that is already visible")
-          .Note(existing->span, "`" + param.name.str() + "` is declared here");
-    }
-    DimInfo dim;
-    dim.kind = DimInfo::Kind::SizeParam;
-    dim.name = param.name;
-    dim.span = param.span;
-    Symbol* symbol = NewSymbol(Symbol::Kind::Dim, param.name, param.span);
-    symbol->dim = types().NewDim(dim);
-    signature.size_params.push_back(symbol->dim);
-    scope->Add(symbol);
-  }
+  signature.size_params = DeclareSizeParams(decl->size_params, scope);
   for (ast::Param& param : decl->params) {
     const Type* type =
         param.type ? ResolveTypeExpr(param.type, scope) : types().Error();

@@ -203,6 +203,9 @@ class Checker {
                                     Span use);
   void CheckFnBody(FnInfo* fn);
   void CheckStructDecl(StructInfo* info, const Scope* scope);
+  // Declares the size parameters of a struct or function in `scope`.
+  std::vector<const DimInfo*> DeclareSizeParams(
+      const std::vector<ast::Ident>& names, Scope* scope);
   void CheckModuleLet(ast::LetDecl* decl, ModuleInfo* module);
   void CheckRecursion(ModuleInfo* module);
   ModuleInfo* ResolveImport(ast::ImportDecl* decl, ModuleInfo* importer);
