@@ -16,6 +16,12 @@ def run_session(argv, lines, home):
     if pid == 0:
         os.environ["HOME"] = home
         os.environ["TERM"] = "dumb"
+        # Under ASan, libedit's own lifetime allocations are not our leaks.
+        suppressions = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "lsan.supp")
+        lsan = os.environ.get("LSAN_OPTIONS", "")
+        os.environ["LSAN_OPTIONS"] = (lsan + ":" if lsan else "") + \
+            "suppressions=" + suppressions
         os.execv(argv[0], argv)
     output = b""
 
