@@ -122,11 +122,17 @@ bool ArchiveStatic(const std::string& object, const std::string& output,
   TempFile merged;
   if (!merged.Create("o", error)) return false;
   std::string merged_path = merged.path.str().str();
+  std::vector<std::string> localize = {
+      objcopy, "--strip-debug", "--wildcard",
+      "--keep-global-symbol=" + abi.prefix + "_*"};
+  // An ASan-instrumented runtime shares one registration flag (a common
+  // symbol) with the rest of the program; made local, it points nowhere.
+  if (!SanitizerFlags().empty())
+    localize.push_back("--keep-global-symbol=___asan_globals_registered");
+  localize.push_back(merged_path);
   if (!Execute({linker, "-r", "-nostdlib", "-o", merged_path, object, runtime},
                error) ||
-      !Execute({objcopy, "--strip-debug", "--wildcard",
-                "--keep-global-symbol=" + abi.prefix + "_*", merged_path},
-               error))
+      !Execute(localize, error))
     return false;
   llvm::sys::fs::remove(output);
   return Execute({ar, "rcs", output, merged_path}, error);
