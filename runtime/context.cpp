@@ -551,7 +551,11 @@ int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
   if (context == nullptr) return DELTA_STATUS_ERROR_NULL;
   try {
     std::string error;
+    // num_threads = 1: this context's calls run their loops on the calling
+    // thread only (the pool is the process's, shared by every context).
+    delta_set_serial(context->num_threads == 1);
     int32_t status = Invocation(*entry, args, dlpack != 0).Run(error);
+    delta_set_serial(0);
     context->last_error = std::move(error);
     return status;
   } catch (const std::bad_alloc&) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <csetjmp>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -15,6 +17,58 @@ namespace {
 // True on pool workers and on a thread running a parallel loop, so that a
 // parallel_for nested in a body runs inline instead of deadlocking.
 thread_local bool in_parallel_region = false;
+// Set by delta_set_serial: this thread runs its loops itself.
+thread_local bool serial_thread = false;
+
+// See Note [Errors in parallel loops] in docs/internals/codegen.md: a chunk
+// runs under its own fail handler, which records the first error and jumps
+// back to the pool; the calling thread reports it once every chunk is done.
+struct LoopError {
+  std::mutex mutex;
+  bool failed = false;
+  const char* file = nullptr;
+  int line = 0;
+  int column = 0;
+  char message[512];
+};
+
+struct ChunkGuard {
+  std::jmp_buf jump;
+  LoopError* error;
+};
+
+[[noreturn]] void OnChunkFail(void* user, const char* file, int line,
+                              int column, const char* message) {
+  auto* guard = static_cast<ChunkGuard*>(user);
+  LoopError& error = *guard->error;
+  {
+    std::lock_guard<std::mutex> lock(error.mutex);
+    if (!error.failed) {
+      error.failed = true;
+      error.file = file;  // a string constant of the generated code
+      error.line = line;
+      error.column = column;
+      std::snprintf(error.message, sizeof error.message, "%s", message);
+    }
+  }
+  std::longjmp(guard->jump, 1);
+}
+
+// Runs one chunk; false if it failed. setjmp lives in this frame, which
+// holds no C++ objects, so the jump skips only generated frames.
+bool RunChunk(DeltaParallelBody body, void* ctx, int64_t begin, int64_t end,
+              LoopError& error) {
+  ChunkGuard guard;
+  guard.error = &error;
+  DeltaFailHandler saved_handler;
+  void* saved_user;
+  delta_get_fail_handler(&saved_handler, &saved_user);
+  delta_set_fail_handler(OnChunkFail, &guard);
+  bool ok = setjmp(guard.jump) == 0;
+  if (ok) body(ctx, begin, end);
+  delta_set_fail_handler(saved_handler, saved_user);
+  return ok;
+}
 
 class ThreadPool {
  public:
@@ -40,12 +94,15 @@ class ThreadPool {
       return;
     }
     int64_t chunks = std::min<int64_t>(n, 4 * static_cast<int64_t>(size()));
+    LoopError error;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       body_ = body;
       ctx_ = ctx;
       n_ = n;
       chunks_ = chunks;
+      error_ = &error;
+      failed_.store(false);
       next_.store(0);
       pending_.store(chunks);
       ++generation_;
@@ -54,8 +111,15 @@ class ThreadPool {
     in_parallel_region = true;
     TakeChunks();
     in_parallel_region = false;
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_.load() == 0; });
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [this] { return pending_.load() == 0; });
+    }
+    busy.unlock();
+    // Every chunk has stopped using `ctx`: report on the calling thread,
+    // through its own handler (an embedding context's, say).
+    if (error.failed)
+      delta_fail(error.file, error.line, error.column, error.message);
   }
 
   static void RunInline(int64_t n, DeltaParallelBody body, void* ctx) {
@@ -86,7 +150,10 @@ class ThreadPool {
       if (chunk >= chunks_) return;
       int64_t begin = n_ * chunk / chunks_;
       int64_t end = n_ * (chunk + 1) / chunks_;
-      body_(ctx_, begin, end);
+      // After a failure the remaining chunks are skipped.
+      if (!failed_.load(std::memory_order_relaxed) &&
+          !RunChunk(body_, ctx_, begin, end, *error_))
+        failed_.store(true, std::memory_order_relaxed);
       if (pending_.fetch_sub(1) == 1) {
         std::lock_guard<std::mutex> lock(mutex_);
         done_.notify_all();
@@ -105,6 +172,8 @@ class ThreadPool {
   void* ctx_ = nullptr;
   int64_t n_ = 0;
   int64_t chunks_ = 0;
+  LoopError* error_ = nullptr;
+  std::atomic<bool> failed_{false};
   std::atomic<int64_t> next_{0};
   std::atomic<int64_t> pending_{0};
 };
@@ -128,7 +197,7 @@ extern "C" {
 
 void delta_parallel_for(int64_t n, DeltaParallelBody body, void* ctx) {
   if (n <= 0) return;
-  if (in_parallel_region || n == 1) {
+  if (in_parallel_region || serial_thread || n == 1) {
     ThreadPool::RunInline(n, body, ctx);
     return;
   }
@@ -141,5 +210,7 @@ void delta_parallel_for(int64_t n, DeltaParallelBody body, void* ctx) {
 }
 
 int32_t delta_num_threads(void) { return Pool().size(); }
+
+void delta_set_serial(int32_t serial) { serial_thread = serial != 0; }
 
 }  // extern "C"

@@ -38,6 +38,11 @@ void delta_set_fail_handler(DeltaFailHandler handler, void* user) {
   fail_user = user;
 }
 
+void delta_get_fail_handler(DeltaFailHandler* handler, void** user) {
+  *handler = fail_handler;
+  *user = fail_user;
+}
+
 void delta_fail(const char* file, int line, int column, const char* message) {
   if (fail_handler != nullptr) {
     fail_handler(fail_user, file, line, column, message);

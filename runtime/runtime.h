@@ -28,6 +28,8 @@ void delta_free(void* pointer);
 typedef void (*DeltaFailHandler)(void* user, const char* file, int line,
                                  int column, const char* message);
 void delta_set_fail_handler(DeltaFailHandler handler, void* user);
+/* The calling thread's handler and its user pointer (null: the default). */
+void delta_get_fail_handler(DeltaFailHandler* handler, void** user);
 #ifdef __cplusplus
 [[noreturn]]
 #else
@@ -63,10 +65,15 @@ void delta_flush(void);
 /* Runs body(ctx, begin, end) over [0, n) split into chunks, on the thread
    pool; returns when every chunk is done. Calls from inside a body run
    inline (no nested parallelism). The pool has DELTA_NUM_THREADS threads
-   (default: the number of cores), started on first use. */
+   (default: the number of cores), started on first use. A run-time error
+   in a body stops the loop: the other chunks finish or are skipped, then
+   the error is reported on the calling thread (through its fail handler). */
 typedef void (*DeltaParallelBody)(void* ctx, int64_t begin, int64_t end);
 void delta_parallel_for(int64_t n, DeltaParallelBody body, void* ctx);
 int32_t delta_num_threads(void);
+/* Per thread: nonzero makes this thread's delta_parallel_for calls run their
+   loops inline (an embedding context created with num_threads = 1). */
+void delta_set_serial(int32_t serial);
 
 #ifdef __cplusplus
 }

@@ -131,6 +131,37 @@ int main(void) {
     printf("FAIL running_sum gave %g\n", value);
     ++failures;
   }
+  /* An error inside a loop that runs on the thread pool is reported the
+     same way, on this thread. */
+  enum { kMany = 200000 };
+  int64_t* positions = malloc(kMany * sizeof *positions);
+  float* found = malloc(kMany * sizeof *found);
+  for (int64_t k = 0; k < kMany; ++k) positions[k] = k % 4;
+  Expect(ctx, model_lookup(ctx, x, 4, positions, kMany, found, kMany),
+         MODEL_OK, "lookup");
+  for (int64_t k = 0; k < kMany; ++k) {
+    if (found[k] != x[k % 4]) {
+      printf("FAIL lookup gave %g at %lld\n", found[k], (long long)k);
+      ++failures;
+      break;
+    }
+  }
+  /* A context with num_threads = 1 runs the same loop on this thread. */
+  model_options serial_options = {1};
+  model_context* serial = model_context_create(&serial_options);
+  found[7] = -1;
+  Expect(serial, model_lookup(serial, x, 4, positions, kMany, found, kMany),
+         MODEL_OK, "lookup on one thread");
+  if (found[7] != x[3]) {
+    printf("FAIL lookup on one thread gave %g\n", found[7]);
+    ++failures;
+  }
+  model_context_destroy(serial);
+  positions[kMany - 10] = 4;
+  Expect(ctx, model_lookup(ctx, x, 4, positions, kMany, found, kMany),
+         MODEL_ERROR_RUNTIME, "lookup at position 4");
+  free(positions);
+  free(found);
   labels[0] = 7;
   Expect(ctx, model_loss(ctx, &p, x, kBatch, MODEL_DIM_feat, labels, kBatch,
                          &value),

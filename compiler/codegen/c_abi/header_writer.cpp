@@ -95,7 +95,7 @@ void Writer::Preamble() {
 typedef struct model_context model_context;
 
 typedef struct model_options {
-  int32_t num_threads; /* 0: the default (reserved: code runs on the caller) */
+  int32_t num_threads; /* 0: the shared pool; 1: only the calling thread */
 } model_options;
 
 /* `options` may be null. Returns null when out of memory. */

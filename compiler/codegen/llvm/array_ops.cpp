@@ -99,8 +99,8 @@ llvm::Value* FunctionEmitter::EmitTabulate(
   llvm::Value* result = Allocate(type);
   ArrayView view = View(type, result);
   std::vector<const ir::Dim*> dims(type.dims.begin(), type.dims.end());
-  EmitLoopNest(dims, coords,
-               [&] { StoreElement(view, coords, element(coords)); });
+  EmitParallelNest(dims, coords, ElementCount(type.dims),
+                   [&] { StoreElement(view, coords, element(coords)); });
   return result;
 }
 
@@ -125,8 +125,12 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
     results.push_back(View(result->type, Allocate(result->type)));
   const ir::Block& body = *op.region(0);
   const ir::Op* yield = body.terminator();
+  // Each point runs the whole body: count it as a few elements of work.
+  llvm::Value* work = builder_.CreateMul(
+      ElementCount(ir::DimList(op.dims)),
+      builder_.getInt64(static_cast<int64_t>(body.ops.size())));
   Coords coords;
-  EmitLoopNest(Canonical(op.dims), coords, [&] {
+  EmitParallelNest(Canonical(op.dims), coords, work, [&] {
     std::vector<llvm::Value*> args;
     for (const ir::Dim* dim : op.dims) args.push_back(coords[dim]);
     EmitRegion(body, args, std::vector<bool>(args.size(), false),
@@ -210,14 +214,19 @@ void FunctionEmitter::EmitReduce(const ir::Op& op) {
       StoreElement(view, coords, ReduceIdentity(op.reduce, elem));
     });
   }
-  EmitLoopNest(outer, coords, [&] {
+  auto reduce_point = [&] {
     builder_.CreateStore(outer_reduces ? LoadElement(view, coords)
                                        : ReduceIdentity(op.reduce, elem),
                          acc);
     accumulate(coords);
     StoreElement(view, coords,
                  builder_.CreateLoad(acc->getAllocatedType(), acc));
-  });
+  };
+  // Result points are independent unless an outer loop reduces too.
+  if (outer_reduces)
+    EmitLoopNest(outer, coords, reduce_point);
+  else
+    EmitParallelNest(outer, coords, ElementCount(all), reduce_point);
   Set(op.results[0], result);
 }
 

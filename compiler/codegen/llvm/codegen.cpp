@@ -104,6 +104,8 @@ void DeclareRuntime(ModuleContext& context) {
               {ptr, i32, i32, ptr, i32, i64, ptr, ptr, ptr, ptr});
   context.write_npy = declare("delta_write_npy", void_type,
                               {ptr, i32, i32, ptr, i32, ptr, i64, ptr, ptr});
+  context.parallel_for =
+      declare("delta_parallel_for", void_type, {i64, ptr, ptr});
 }
 
 // The C entry point of an executable: runs the Delta `main`, then flushes.
@@ -758,6 +760,7 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
   ModuleContext module_context;
   module_context.module = llvm_module.get();
   module_context.fast_math = options.opt_level >= 3;
+  module_context.parallel = options.opt_level >= 2 && options.hooks == nullptr;
   DeclareRuntime(module_context);
   module_context.hooks = options.hooks;
   if (options.hooks != nullptr) options.hooks->BeginModule(module_context);

@@ -52,10 +52,13 @@ struct ModuleContext {
   llvm::StringMap<llvm::Constant*> strings;
   llvm::FunctionCallee alloc, free, fail, fail_format;
   llvm::FunctionCallee print_begin, print_text, print_value, print_end;
-  llvm::FunctionCallee read_npy, write_npy;
+  llvm::FunctionCallee read_npy, write_npy, parallel_for;
   // -O3: contractions may use FMA and float sums may be reassociated
   // (docs/performance.md); otherwise results are bitwise the interpreter's.
   bool fast_math = false;
+  // Large loop nests run their outermost loop on the runtime's thread pool
+  // (parallel.cpp); off for -O0/-O1 and under HostHooks.
+  bool parallel = false;
   // Set by HostHooks::BeginModule to replace what CopyArray does (a
   // `ptr (ptr, i64 bytes)` function); null: a memcpy.
   llvm::FunctionCallee copy;
@@ -160,6 +163,11 @@ class FunctionEmitter {
   // the coordinates of these dims added to `coords`.
   void EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
                     const std::function<void()>& body);
+  // parallel.cpp: EmitLoopNest whose iterations are independent: when
+  // `work` (an estimate of the elements the nest touches) is large, the
+  // outermost loop is split into chunks that run on the thread pool.
+  void EmitParallelNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
+                        llvm::Value* work, const std::function<void()>& body);
   // A fresh array of `type` whose element at each point is `element()`.
   llvm::Value* EmitTabulate(
       const ir::Type& type,
@@ -209,6 +217,8 @@ class FunctionEmitter {
   // Uses of owned values at the op being emitted, for TakeOperand.
   llvm::DenseMap<const ir::Value*, size_t>* last_use_ = nullptr;
   size_t op_index_ = 0;
+  // Inside a loop nest that EmitParallelNest outlines (no nested outlining).
+  bool in_parallel_nest_ = false;
 };
 
 }  // namespace delta::codegen
