@@ -1,14 +1,81 @@
 // Allocation, run-time error reporting and flushing for generated code.
 #include "runtime/runtime.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 namespace {
 
 constexpr int64_t kAlignment = 64;
+
+// Note [Block cache]: an array op returns a fresh buffer, and glibc serves
+// large ones with mmap, so a loop that makes and drops a 64 MiB array pays
+// the kernel's page faults (and zeroing) on every trip. Freed blocks of at
+// least kCachedMin bytes are kept instead, up to kCacheSlots blocks and
+// kCacheBytes in all, and handed out again to a request they fit within a
+// quarter of their size.
+constexpr size_t kCachedMin = size_t{1} << 20;
+constexpr int kCacheSlots = 16;
+constexpr size_t kCacheBytes = size_t{512} << 20;
+
+struct BlockCache {
+  std::mutex mutex;
+  void* blocks[kCacheSlots] = {};
+  size_t sizes[kCacheSlots] = {};
+  int count = 0;
+  size_t bytes = 0;
+
+  void* Take(size_t size) {
+    std::lock_guard<std::mutex> lock(mutex);
+    int best = -1;
+    for (int i = 0; i < count; ++i)
+      if (sizes[i] >= size && sizes[i] - size <= size / 4 &&
+          (best < 0 || sizes[i] < sizes[best]))
+        best = i;
+    if (best < 0) return nullptr;
+    void* block = blocks[best];
+    bytes -= sizes[best];
+    // Keep the older blocks first (the oldest is evicted first).
+    for (int i = best; i + 1 < count; ++i) {
+      blocks[i] = blocks[i + 1];
+      sizes[i] = sizes[i + 1];
+    }
+    --count;
+    return block;
+  }
+
+  // Keeps `block`, releasing the oldest blocks to make room.
+  void Keep(void* block, size_t size) {
+    if (size > kCacheBytes) {
+      std::free(block);
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    int evict = 0;
+    size_t kept = bytes;
+    while (count - evict == kCacheSlots || kept + size > kCacheBytes)
+      kept -= sizes[evict++];
+    for (int i = 0; i < evict; ++i) std::free(blocks[i]);
+    for (int i = evict; i < count; ++i) {
+      blocks[i - evict] = blocks[i];
+      sizes[i - evict] = sizes[i];
+    }
+    count -= evict;
+    blocks[count] = block;
+    sizes[count] = size;
+    bytes = kept + size;
+    ++count;
+  }
+};
+
+BlockCache& Cache() {
+  static BlockCache* cache = new BlockCache;  // never destroyed: see _exit
+  return *cache;
+}
 
 // See Note [Run-time errors] in docs/internals/codegen.md: the handler is
 // per thread so that several embedding contexts can run at once.
@@ -25,13 +92,24 @@ void* delta_alloc(int64_t bytes) {
   // that every array has a distinct, freeable pointer.
   int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
-  void* pointer = std::aligned_alloc(kAlignment, static_cast<size_t>(rounded));
+  auto size = static_cast<size_t>(rounded);
+  if (size >= kCachedMin) {
+    if (void* block = Cache().Take(size)) return block;
+  }
+  void* pointer = std::aligned_alloc(kAlignment, size);
   if (pointer == nullptr)
     delta_fail(nullptr, 0, 0, "out of memory allocating an array");
   return pointer;
 }
 
-void delta_free(void* pointer) { std::free(pointer); }
+void delta_free(void* pointer) {
+  if (pointer == nullptr) return;
+  size_t size = malloc_usable_size(pointer);
+  if (size >= kCachedMin)
+    Cache().Keep(pointer, size);
+  else
+    std::free(pointer);
+}
 
 void delta_set_fail_handler(DeltaFailHandler handler, void* user) {
   fail_handler = handler;

@@ -15,6 +15,37 @@ std::vector<const ir::Dim*> Canonical(llvm::ArrayRef<const ir::Dim*> dims) {
   return std::vector<const ir::Dim*>(list.begin(), list.end());
 }
 
+// True if every use of `value` in `map`'s body is a gather of one element
+// at the point the body computes, so that the map may write its result
+// over `value` there.
+bool ReadsOnlyAtPoint(const ir::Op& map, const ir::Value* value) {
+  const ir::Block& body = *map.region(0);
+  for (const auto& inner : body.ops) {
+    for (size_t k = 0; k < inner->operands.size(); ++k) {
+      if (inner->operands[k] != value) continue;
+      if (inner->kind != ir::OpKind::Gather || k != 0 ||
+          !inner->results[0]->type.IsScalar())
+        return false;
+      for (size_t m = 1; m < inner->operands.size(); ++m) {
+        const ir::Value* index = inner->operands[m];
+        auto arg = std::find(body.args.begin(), body.args.end(), index);
+        if (arg == body.args.end() ||
+            map.dims[arg - body.args.begin()] != index->type.index_dim)
+          return false;
+      }
+    }
+    for (const auto& region : inner->regions) {
+      bool used = false;
+      for (const auto& nested : region->ops)
+        ForEachUse(*nested, [&](const ir::Value* used_value) {
+          used |= used_value == value;
+        });
+      if (used) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 ArrayView FunctionEmitter::View(const ir::Type& type, llvm::Value* data) {
@@ -93,10 +124,11 @@ void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
 }
 
 llvm::Value* FunctionEmitter::EmitTabulate(
-    const ir::Type& type, const std::function<llvm::Value*(Coords&)>& element) {
+    const ir::Type& type, const std::function<llvm::Value*(Coords&)>& element,
+    llvm::Value* into) {
   Coords coords;
   if (type.IsScalar()) return element(coords);
-  llvm::Value* result = Allocate(type);
+  llvm::Value* result = into != nullptr ? into : Allocate(type);
   ArrayView view = View(type, result);
   std::vector<const ir::Dim*> dims(type.dims.begin(), type.dims.end());
   EmitParallelNest(dims, coords, ElementCount(type.dims),
@@ -104,25 +136,54 @@ llvm::Value* FunctionEmitter::EmitTabulate(
   return result;
 }
 
+// See Note [In-place array ops] in docs/internals/codegen.md.
+llvm::Value* FunctionEmitter::ReusableOperand(const ir::Op& op,
+                                              const ir::Type& type) {
+  if (owned_ == nullptr || type.IsScalar()) return nullptr;
+  std::vector<const ir::Value*> candidates;
+  if (op.kind == ir::OpKind::Map)
+    ForEachUse(op,
+               [&](const ir::Value* value) { candidates.push_back(value); });
+  else  // an elementwise op
+    candidates.assign(op.operands.begin(), op.operands.end());
+  for (const ir::Value* value : candidates) {
+    if (value->type.IsScalar() || !(value->type.dims == type.dims) ||
+        ElemBytes(value->type.elem) != ElemBytes(type.elem) ||
+        !owned_->contains(value))
+      continue;
+    auto it = last_use_->find(value);
+    if (it == last_use_->end() || it->second != op_index_) continue;
+    if (op.kind == ir::OpKind::Map && !ReadsOnlyAtPoint(op, value)) continue;
+    owned_->erase(value);
+    return Get(value);
+  }
+  return nullptr;
+}
+
 void FunctionEmitter::EmitElementwise(const ir::Op& op) {
   std::vector<Operand> operands;
   for (const ir::Value* value : op.operands) operands.push_back(Prepare(value));
-  Set(op.results[0],
-      EmitTabulate(op.results[0]->type, [&](Coords& coords) -> llvm::Value* {
-        std::vector<llvm::Value*> x;
-        for (const Operand& operand : operands)
-          x.push_back(Read(operand, coords));
-        if (op.kind == ir::OpKind::Select)
-          return builder_.CreateSelect(x[0], x[1], x[2]);
-        if (x.size() == 1) return EmitUnaryScalar(op, x[0]);
-        return EmitBinaryScalar(op, x[0], x[1]);
-      }));
+  Set(op.results[0], EmitTabulate(
+                         op.results[0]->type,
+                         [&](Coords& coords) -> llvm::Value* {
+                           std::vector<llvm::Value*> x;
+                           for (const Operand& operand : operands)
+                             x.push_back(Read(operand, coords));
+                           if (op.kind == ir::OpKind::Select)
+                             return builder_.CreateSelect(x[0], x[1], x[2]);
+                           if (x.size() == 1) return EmitUnaryScalar(op, x[0]);
+                           return EmitBinaryScalar(op, x[0], x[1]);
+                         },
+                         ReusableOperand(op, op.results[0]->type)));
 }
 
 void FunctionEmitter::EmitMap(const ir::Op& op) {
   std::vector<ArrayView> results;
-  for (const ir::Value* result : op.results)
-    results.push_back(View(result->type, Allocate(result->type)));
+  for (const ir::Value* result : op.results) {
+    llvm::Value* into = ReusableOperand(op, result->type);
+    results.push_back(
+        View(result->type, into != nullptr ? into : Allocate(result->type)));
+  }
   const ir::Block& body = *op.region(0);
   const ir::Op* yield = body.terminator();
   // Each point runs the whole body: count it as a few elements of work.

@@ -13,15 +13,15 @@
 #include "runtime/format.h"
 
 namespace delta::codegen {
-namespace {
 
-// Calls `use` for every value `op` reads, in its regions too.
 void ForEachUse(const ir::Op& op,
                 const std::function<void(const ir::Value*)>& use) {
   for (const ir::Value* operand : op.operands) use(operand);
   for (const auto& region : op.regions)
     for (const auto& inner : region->ops) ForEachUse(*inner, use);
 }
+
+namespace {
 
 size_t CountUses(const ir::Op& op, const ir::Value* value) {
   size_t count = 0;

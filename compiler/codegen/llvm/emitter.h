@@ -67,6 +67,10 @@ struct ModuleContext {
   llvm::Constant* String(llvm::StringRef text);
 };
 
+// Calls `use` for every value `op` reads, in its regions too.
+void ForEachUse(const ir::Op& op,
+                const std::function<void(const ir::Value*)>& use);
+
 // A point of an iteration space: the coordinate (i64) of each dim.
 using Coords = llvm::SmallDenseMap<const ir::Dim*, llvm::Value*, 8>;
 
@@ -168,10 +172,14 @@ class FunctionEmitter {
   // outermost loop is split into chunks that run on the thread pool.
   void EmitParallelNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
                         llvm::Value* work, const std::function<void()>& body);
-  // A fresh array of `type` whose element at each point is `element()`.
-  llvm::Value* EmitTabulate(
-      const ir::Type& type,
-      const std::function<llvm::Value*(Coords&)>& element);
+  // An array of `type` whose element at each point is `element()`: a fresh
+  // buffer, or `into` (which must have room for it).
+  llvm::Value* EmitTabulate(const ir::Type& type,
+                            const std::function<llvm::Value*(Coords&)>& element,
+                            llvm::Value* into = nullptr);
+  // A buffer that a result of `op` with `type` may take over (Note
+  // [In-place array ops]), and that no longer needs freeing; null if none.
+  llvm::Value* ReusableOperand(const ir::Op& op, const ir::Type& type);
   void EmitElementwise(const ir::Op& op);
   void EmitMap(const ir::Op& op);
   void EmitReduce(const ir::Op& op);
