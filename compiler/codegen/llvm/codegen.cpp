@@ -823,7 +823,8 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
   if (llvm::verifyModule(*llvm_module, &problems_stream))
     llvm::report_fatal_error("codegen produced invalid LLVM IR: " +
                              llvm::Twine(problems));
-  OptimizeModule(*llvm_module, *machine, options.opt_level);
+  OptimizeModule(*llvm_module, *machine, options.opt_level,
+                 /*vector_math=*/module_context.fast_math);
   return llvm_module;
 }
 

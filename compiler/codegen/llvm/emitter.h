@@ -53,8 +53,9 @@ struct ModuleContext {
   llvm::FunctionCallee alloc, free, fail, fail_format;
   llvm::FunctionCallee print_begin, print_text, print_value, print_end;
   llvm::FunctionCallee read_npy, write_npy, parallel_for;
-  // -O3: contractions may use FMA and float sums may be reassociated
-  // (docs/performance.md); otherwise results are bitwise the interpreter's.
+  // -O3: contractions may use FMA, float sums may be reassociated and loops
+  // may call vector math (docs/performance.md); otherwise results are
+  // bitwise the interpreter's.
   bool fast_math = false;
   // Large loop nests run their outermost loop on the runtime's thread pool
   // (parallel.cpp); off for -O0/-O1 and under HostHooks.

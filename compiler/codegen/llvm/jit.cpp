@@ -1,6 +1,6 @@
 // ORC LLJIT for `dlc run`: the runtime's functions are registered as
-// absolute symbols (their addresses in dlc), libc and libm come from the
-// process.
+// absolute symbols (their addresses in dlc), libc, libm and libmvec come
+// from the process.
 #include "compiler/codegen/llvm/jit.h"
 
 #include <llvm/ExecutionEngine/Orc/Core.h>
@@ -8,8 +8,10 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/Error.h>
 
+#include "compiler/codegen/llvm/target.h"
 #include "runtime/cuda.h"
 #include "runtime/kernels.h"
 #include "runtime/npy.h"
@@ -79,6 +81,15 @@ bool RunMain(const ir::Module& module, const CodegenOptions& options,
   auto context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> llvm_module =
       EmitLLVM(module, *context, options);
+  // -O3 loops may call libmvec (Note [Vector math] in target.cpp), which dlc
+  // itself does not link; loaded globally, the process search finds it.
+  std::string load_error;
+  if (UsesVectorMath(*llvm_module) &&
+      llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1",
+                                                        &load_error)) {
+    error = "cannot load glibc's vector math library: " + load_error;
+    return false;
+  }
   auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine_builder) {
     error = llvm::toString(machine_builder.takeError());

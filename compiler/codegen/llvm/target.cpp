@@ -3,12 +3,61 @@
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
 
 namespace delta::codegen {
+namespace {
+
+// Note [Vector math]: at -O3 the loop vectorizer may replace calls to exp,
+// log, sin, cos, tan, tanh and pow by glibc's vector math library, libmvec
+// (4 ulp, docs/performance.md). LLVM 19's LIBMVEC_X86 table maps exp, log,
+// sin, cos, tan and pow, f32 and f64, to the SSE ('b') and AVX2 ('d')
+// variants only. kExtraVariants adds the AVX-512 ('e') ones, which the
+// vectorizer picks on hosts whose tuning uses 512-bit vectors (znver4),
+// and tanh (libmvec since glibc 2.35) in every width. tan and tanh need
+// glibc 2.35, so older ones get no vector math. Executables and libraries
+// get libmvec from `-lm` (glibc's libm.so links it as needed); the JIT
+// loads it (jit.cpp). Other -O levels keep scalar libm, bitwise equal to
+// the interpreter.
+#define DELTA_VECTOR_VARIANT(scalar, vector, lanes, params)          \
+  llvm::VecDesc(scalar, vector, llvm::ElementCount::getFixed(lanes), \
+                /*Masked=*/false, "_ZGV_LLVM_N" #lanes params)
+const llvm::VecDesc kExtraVariants[] = {
+    DELTA_VECTOR_VARIANT("llvm.exp.f32", "_ZGVeN16v_expf", 16, "v"),
+    DELTA_VECTOR_VARIANT("llvm.exp.f64", "_ZGVeN8v_exp", 8, "v"),
+    DELTA_VECTOR_VARIANT("llvm.log.f32", "_ZGVeN16v_logf", 16, "v"),
+    DELTA_VECTOR_VARIANT("llvm.log.f64", "_ZGVeN8v_log", 8, "v"),
+    DELTA_VECTOR_VARIANT("llvm.sin.f32", "_ZGVeN16v_sinf", 16, "v"),
+    DELTA_VECTOR_VARIANT("llvm.sin.f64", "_ZGVeN8v_sin", 8, "v"),
+    DELTA_VECTOR_VARIANT("llvm.cos.f32", "_ZGVeN16v_cosf", 16, "v"),
+    DELTA_VECTOR_VARIANT("llvm.cos.f64", "_ZGVeN8v_cos", 8, "v"),
+    DELTA_VECTOR_VARIANT("llvm.pow.f32", "_ZGVeN16vv_powf", 16, "vv"),
+    DELTA_VECTOR_VARIANT("llvm.pow.f64", "_ZGVeN8vv_pow", 8, "vv"),
+    DELTA_VECTOR_VARIANT("tanf", "_ZGVeN16v_tanf", 16, "v"),
+    DELTA_VECTOR_VARIANT("tan", "_ZGVeN8v_tan", 8, "v"),
+    DELTA_VECTOR_VARIANT("tanhf", "_ZGVbN4v_tanhf", 4, "v"),
+    DELTA_VECTOR_VARIANT("tanhf", "_ZGVdN8v_tanhf", 8, "v"),
+    DELTA_VECTOR_VARIANT("tanhf", "_ZGVeN16v_tanhf", 16, "v"),
+    DELTA_VECTOR_VARIANT("tanh", "_ZGVbN2v_tanh", 2, "v"),
+    DELTA_VECTOR_VARIANT("tanh", "_ZGVdN4v_tanh", 4, "v"),
+    DELTA_VECTOR_VARIANT("tanh", "_ZGVeN8v_tanh", 8, "v"),
+};
+#undef DELTA_VECTOR_VARIANT
+
+bool HasLibmvec(const llvm::Triple& triple) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
+  return triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux();
+#else
+  (void)triple;
+  return false;
+#endif
+}
+
+}  // namespace
 
 std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
     int opt_level, std::string& error) {
@@ -39,9 +88,19 @@ std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
 }
 
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
-                    int opt_level) {
+                    int opt_level, bool vector_math) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
+  // Registered before the builder's default, which then is not added.
+  const llvm::Triple& triple = machine.getTargetTriple();
+  if (vector_math && HasLibmvec(triple)) {
+    llvm::TargetLibraryInfoImpl library_info(triple);
+    library_info.addVectorizableFunctionsFromVecLib(
+        llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+    library_info.addVectorizableFunctions(kExtraVariants);
+    functions.registerPass(
+        [library_info] { return llvm::TargetLibraryAnalysis(library_info); });
+  }
   llvm::CGSCCAnalysisManager cgscc;
   llvm::ModuleAnalysisManager modules;
   llvm::PipelineTuningOptions tuning;
@@ -72,6 +131,13 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
           ? builder.buildO0DefaultPipeline(level)
           : builder.buildPerModuleDefaultPipeline(level);
   passes.run(module, modules);
+}
+
+bool UsesVectorMath(const llvm::Module& module) {
+  for (const llvm::Function& function : module)
+    if (function.isDeclaration() && function.getName().starts_with("_ZGV"))
+      return true;
+  return false;
 }
 
 }  // namespace delta::codegen

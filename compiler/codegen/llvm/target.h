@@ -16,8 +16,13 @@ namespace delta::codegen {
 std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
     int opt_level, std::string& error);
 
-// Runs the default module pipeline (PassBuilder) at -O`opt_level`.
+// Runs the default module pipeline (PassBuilder) at -O`opt_level`; with
+// `vector_math`, loops may call glibc's vector math library (libmvec)
+// where the host has it. See Note [Vector math] in target.cpp.
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
-                    int opt_level);
+                    int opt_level, bool vector_math = false);
+
+// Whether `module` calls libmvec's vector functions (`_ZGV...`).
+bool UsesVectorMath(const llvm::Module& module);
 
 }  // namespace delta::codegen
