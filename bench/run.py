@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Delta's benchmark suite: builds each Delta benchmark (bench/cases/*.dl,
-bench/gmm.dl) with `dlc build -O3 --emit=obj`, links it into a C driver
+bench/gmm.dl, and the GradBench modules ba.dl and lstm.dl) with `dlc build -O3 --emit=obj`, links it into a C driver
 (bench/drivers/*.c) together with the hand-written C references
 (bench/ref/*.c, clang-19 -O3 -march=native) and OpenBLAS, runs PyTorch
 (bench/torch_mlp.py) in the same run, and prints one table of medians and
@@ -23,6 +23,14 @@ CFLAGS = ["-O3", "-march=native", "-I" + ROOT]
 
 GMM_DS = [2, 10, 20, 32, 64]
 GMM_KS = [5, 10, 25, 50, 100, 200]
+# ADBench/GradBench workloads: BA (n cameras, m points, p observations) ba1
+# and ba3; LSTM (layers, characters, lanes) l2/l4 c1024 with GradBench's
+# 14 lanes, and a wide one where the work per step dominates.
+BA_SIZES = {"quick": [(49, 7776, 31843)],
+            "full": [(49, 7776, 31843), (161, 48126, 182072)]}
+LSTM_SIZES = {"quick": [(2, 1024, 14)],
+              "full": [(2, 1024, 14), (4, 1024, 14), (2, 256, 1024)]}
+MODULES = os.path.join(BENCH, "gradbench", "modules")
 
 # (case, what Delta is compared against, target ratio of times delta/ref
 # or None, description of the target)
@@ -32,10 +40,20 @@ TARGETS = {
     "softmax": ("c", 1.0, "<= 1.0x hand C"),
     "gmm_objective": ("c", 1.0, "<= 1.0x hand C"),
     "gmm_gradient": ("c", 1.0, "<= 1.0x Manual gradient"),
+    "ba_objective": ("c", None, ""),
+    "ba_jacobian": ("c", 1.0, "<= 1.0x Manual Jacobian"),
+    "lstm_objective": ("c", None, ""),
+    "lstm_gradient": ("c", 1.0, "<= 1.0x Manual gradient"),
     "mlp": ("pytorch", 1 / 1.5, ">= 1.5x faster than PyTorch"),
     "vmap_matvec": ("delta-direct", 1.2, "within 1.2x of the contraction"),
     "per_example": ("c", 1.0, "<= 1.0x hand C"),
 }
+
+# Derivative cases whose table row also gives time(derivative) /
+# time(objective), for Delta and for the reference.
+OBJECTIVE_OF = {"gmm_gradient": "gmm_objective",
+                "ba_jacobian": "ba_objective",
+                "lstm_gradient": "lstm_objective"}
 
 
 def log(message):
@@ -115,10 +133,13 @@ def main():
     parser.add_argument("--build-dir", default=os.path.join(
         ROOT, "build", "bench"))
     parser.add_argument("--cases", default="elementwise,matmul,softmax,gmm,"
-                        "mlp,vmap_matvec,per_example")
+                        "ba,lstm,mlp,vmap_matvec,per_example")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--gmm", default="full",
                         help="full (d x K grid) or quick (d10 K25, d64 K25)")
+    parser.add_argument("--adbench", default="full",
+                        help="BA and LSTM sizes: full (ba1, ba3; LSTM l2 and "
+                        "l4 c1024, and b1024) or quick (ba1, LSTM l2 c1024)")
     parser.add_argument("--python", default="/usr/bin/python3",
                         help="interpreter with torch for the MLP reference")
     args = parser.parse_args()
@@ -162,6 +183,20 @@ def main():
                 .replace("@D@", str(d)), "gmm.c", ["gmm.c"],
                 ["BENCH_GMM_N=1000", "BENCH_GMM_K=%d" % k,
                  "BENCH_GMM_D=%d" % d]))
+    if "ba" in cases:
+        text = open(os.path.join(MODULES, "ba.dl")).read()
+        for n, m, p in BA_SIZES[args.adbench]:
+            programs.append(build(
+                args, "ba_p%d" % p, text, "ba.c", ["ba.c"],
+                ["BENCH_BA_N=%d" % n, "BENCH_BA_M=%d" % m,
+                 "BENCH_BA_P=%d" % p]))
+    if "lstm" in cases:
+        text = open(os.path.join(MODULES, "lstm.dl")).read()
+        for l, c, b in LSTM_SIZES[args.adbench]:
+            programs.append(build(
+                args, "lstm_l%d_c%d_b%d" % (l, c, b), text, "lstm.c",
+                ["lstm.c"], ["BENCH_LSTM_L=%d" % l, "BENCH_LSTM_C=%d" % c,
+                             "BENCH_LSTM_B=%d" % b]))
     if "mlp" in cases:
         programs.append(build(
             args, "mlp", open(os.path.join(BENCH, "cases", "mlp.dl")).read(),
@@ -224,8 +259,8 @@ def cpu_name():
 
 def tabulate(rows):
     """One line per (case, params, threads): Delta's median, the
-    reference's, and time(delta)/time(reference); GMM adds
-    time(gradient)/time(objective)."""
+    reference's, and time(delta)/time(reference); the derivatives of GMM,
+    BA and LSTM add time(derivative)/time(objective)."""
     by_key = {}
     for row in rows:
         key = (row["case"], row["params"], row["threads"])
@@ -245,8 +280,8 @@ def tabulate(rows):
             entry["ratio"] = delta["median_s"] / ref["median_s"]
             entry["meets_target"] = target is None or \
                 entry["ratio"] <= target
-        if case == "gmm_gradient":
-            objective = by_key.get(("gmm_objective", params, t), {})
+        if case in OBJECTIVE_OF:
+            objective = by_key.get((OBJECTIVE_OF[case], params, t), {})
             if "delta" in objective and delta:
                 entry["grad_over_objective"] = \
                     delta["median_s"] / objective["delta"]["median_s"]
