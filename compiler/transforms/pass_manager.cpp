@@ -68,6 +68,10 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
     // chains and leaves their scalar constants unused outside.
     passes.push_back(&Pass("simplify"));
     passes.push_back(&Pass("eliminate-common-subexpressions"));
+    // Simplify turns reads of one-hot sums and of slices into point reads
+    // of their sources, which can now fuse into the reading map.
+    passes.push_back(&Pass("eliminate-dead-code"));
+    passes.push_back(&Pass("fuse-elementwise"));
   }
   passes.push_back(&Pass("eliminate-dead-code"));
   return passes;

@@ -71,7 +71,8 @@ TEST_CASE("--print-after and --time-passes") {
   std::string printed, errors;
   llvm::raw_string_ostream out(printed), err(errors);
   REQUIRE(RunPipeline(module, options, out, err));
-  CHECK(Count(printed, "// ----- IR after") == 1);
+  // -O2 fuses twice (after simplify made point reads).
+  CHECK(Count(printed, "// ----- IR after") == 2);
   CHECK(Contains(printed, "// ----- IR after fuse-elementwise -----\n"));
   CHECK(Contains(printed, "reduce.sum [d] {"));
   CHECK(Contains(errors, "pass execution times"));

@@ -82,6 +82,87 @@ bool ReplaceSimplerOps(ir::Function& function) {
   return !replaced.empty();
 }
 
+// A point read of a one-hot sum: gather(scatter_add(v, i..), j..), all
+// indices and the result scalars, is v's element at j if every j equals
+// its i, else 0. Reverse mode makes such sums for each constant-index
+// read (`c[k: 0]`); read this way inside a map, the full-size array dies.
+bool ReadScatteredPoints(ir::Function& function) {
+  std::vector<Op*> reads;
+  transforms::WalkOps(*function.body, [&](Op& op) {
+    if (op.kind != OpKind::Gather || !op.results[0]->type.IsScalar() ||
+        !IsOpOf(op.operands[0], OpKind::ScatterAdd))
+      return;
+    const Op& scatter = *op.operands[0]->def;
+    const Value* values = scatter.operands[0];
+    if (!ir::IsFloat(values->type.elem) && !ir::IsInteger(values->type.elem))
+      return;
+    for (size_t k = 1; k < scatter.operands.size(); ++k)
+      if (!scatter.operands[k]->type.IsScalar() ||
+          values->type.dims.Contains(scatter.operands[k]->type.index_dim))
+        return;
+    for (size_t k = 1; k < op.operands.size(); ++k)
+      if (!op.operands[k]->type.IsScalar()) return;
+    reads.push_back(&op);
+  });
+  ir::Builder builder(&function);
+  llvm::DenseMap<Value*, Value*> replacements;
+  for (Op* read : reads) {
+    const Op& scatter = *read->operands[0]->def;
+    Value* values = scatter.operands[0];
+    // The read's index for each dim it reads.
+    llvm::DenseMap<const ir::Dim*, Value*> at;
+    for (size_t k = 1; k < read->operands.size(); ++k)
+      at[read->operands[k]->type.index_dim] = read->operands[k];
+    builder.SetLoc(read->loc);
+    Value* result = nullptr;
+    transforms::InsertAt(
+        builder, *read->parent, transforms::IndexOf(*read), [&] {
+          Value* hit = nullptr;
+          for (size_t k = 1; k < scatter.operands.size(); ++k) {
+            Value* same = builder.Binary(
+                OpKind::Eq, at[scatter.operands[k]->type.index_dim],
+                scatter.operands[k]);
+            hit = hit ? builder.Binary(OpKind::And, hit, same) : same;
+          }
+          std::vector<Value*> indices;
+          for (const ir::Dim* dim : values->type.dims)
+            indices.push_back(at[dim]);
+          Value* value =
+              indices.empty() ? values : builder.Gather(values, indices);
+          Value* zero = ir::IsFloat(values->type.elem)
+                            ? builder.FloatConst(values->type.elem, 0.0)
+                            : builder.IntConst(values->type.elem, 0);
+          result = builder.Select(hit, value, zero);
+        });
+    replacements[read->results[0]] = result;
+  }
+  transforms::ReplaceUses(function, replacements);
+  for (Op* read : reads) transforms::EraseOp(*read);
+  return !reads.empty();
+}
+
+// gather(gather(x, i..), j..) with scalar indices i is gather(x, i.., j..):
+// a slice read at a point is a point read, and the slice need not exist.
+bool ComposeGathers(ir::Function& function) {
+  std::vector<Op*> reads;
+  transforms::WalkOps(*function.body, [&](Op& op) {
+    if (op.kind != OpKind::Gather || !IsOpOf(op.operands[0], OpKind::Gather))
+      return;
+    const Op& slice = *op.operands[0]->def;
+    for (size_t k = 1; k < slice.operands.size(); ++k)
+      if (!slice.operands[k]->type.IsScalar()) return;
+    reads.push_back(&op);
+  });
+  for (Op* read : reads) {
+    const Op& slice = *read->operands[0]->def;
+    std::vector<Value*> operands = slice.operands;
+    operands.insert(operands.end(), read->operands.begin() + 1,
+                    read->operands.end());
+    read->operands = operands;
+  }
+  return !reads.empty();
+}
+
 // Replaces each `if` on a constant by the ops of the branch it takes.
 bool InlineConstantIfs(ir::Function& function, ir::Block& block) {
   bool changed = false;
@@ -119,6 +200,8 @@ bool Simplify(ir::Module& module) {
   for (auto& function : module.functions) {
     changed |= InlineConstantIfs(*function, *function->body);
     changed |= ReplaceSimplerOps(*function);
+    changed |= ReadScatteredPoints(*function);
+    changed |= ComposeGathers(*function);
   }
   return changed;
 }
