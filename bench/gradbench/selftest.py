@@ -6,6 +6,8 @@ there is no closed form handy), then sends malformed messages, which must
 get `success: false` and an error text, never a crash.
 
 Usage: selftest.py [TOOL] [EVAL...]   (TOOL defaults to bench/gradbench/tool)
+       selftest.py [TOOL] --ht-default [MAX_POINTS]   (ht on its default
+       workload sizes, up to MAX_POINTS points; slow, not run by ctest)
 """
 import json
 import math
@@ -443,8 +445,47 @@ def check_malformed(tool):
     return errors
 
 
+HT_DEFAULT_POINTS = [100, 192, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200, 100000]
+
+
+def ht_default_input(pts):
+    """A workload of SPEC §3.8's defaults: complicated variant, the big model's
+    sizes (B = 22, V = 10 000, T = 1 084), P points."""
+    return ht_input(np.random.default_rng(31337), 22, 10000, 1084, pts, True, False)
+
+
+def check_ht_default(tool, max_points):
+    """The default workload sizes against the reference (slow: not in ctest)."""
+    failed = 0
+    tool.send({"kind": "define", "module": "ht"})
+    for i, pts in enumerate(p for p in HT_DEFAULT_POINTS if p <= max_points):
+        inp = {**ht_default_input(pts), "min_runs": 1, "min_seconds": 0}
+        theta, us, data = np.array(inp["theta"]), inp["us"], inp["data"]
+        for function, reference in (("objective", ht_objective), ("jacobian", ht_jacobian)):
+            response = tool.send({"kind": "evaluate", "module": "ht", "function": function, "input": inp,
+                                  "description": f"hand{i + 1}_t26_c{pts}"})
+            errors = mismatches(response.get("output"), tolist(reference(theta, us, data))) if response.get("success") \
+                else [str(response.get("error"))]
+            ms = sum(t["nanoseconds"] for t in response.get("timings", []) if t["name"] == "evaluate") / 1e6
+            print(f"{'PASS' if not errors else 'FAIL'} ht P={pts} {function} ({ms:.1f} ms)", flush=True)
+            for error in errors[:10]:
+                print(f"    {error}")
+            failed += bool(errors)
+    return failed
+
+
 def main():
     args = sys.argv[1:]
+    if "--ht-default" in args:
+        # selftest.py [TOOL] --ht-default [MAX_POINTS]
+        at = args.index("--ht-default")
+        command = args[:at] or [os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool")]
+        tool = Tool(command)
+        tool.send({"kind": "start", "eval": "ht"})
+        failed = check_ht_default(tool, int(args[at + 1]) if len(args) > at + 1 else HT_DEFAULT_POINTS[-1])
+        tool.close()
+        print(f"{failed} failed")
+        return 1 if failed else 0
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     command = [args.pop(0)] if args and not args[0] in CASES else [os.path.join(root, "bench/gradbench/tool")]
     names = args or list(CASES)
