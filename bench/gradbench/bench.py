@@ -173,6 +173,22 @@ def det():
         yield f"{ell}", {"A": rng().random(ell * ell).tolist(), "ell": ell}, ("primal", "gradient"), None
 
 
+def ht():
+    import selftest  # the hand model and the reference live beside it
+
+    for i, pts in enumerate(selftest.HT_DEFAULT_POINTS):
+        inp = selftest.ht_default_input(pts)
+        yield f"hand{i + 1}_t26_c{pts}", inp, ("objective", "jacobian"), lambda inp=inp: ht_ref(selftest, inp)
+
+
+def ht_ref(selftest, inp):
+    # Arrays converted once, outside the timing, as the tool does.
+    data = {"model": {key: np.asarray(value) for key, value in inp["data"]["model"].items()},
+            **{key: np.asarray(inp["data"][key]) for key in ("correspondences", "points")}}
+    theta, us = np.asarray(inp["theta"]), np.asarray(inp["us"])
+    return [lambda: selftest.ht_objective(theta, us, data), None]
+
+
 def particle():
     yield "w=0", {"w": 0.0}, ("rr", "ff", "fr", "rf"), None
 
@@ -181,7 +197,7 @@ def saddle():
     yield "w=0", {"start": [1.0, 1.0]}, ("rr", "ff", "fr", "rf"), None
 
 
-EVALS = {f.__name__: f for f in (llsq, lse, ode, kmeans, gmm, ba, lstm, det, particle, saddle)}
+EVALS = {f.__name__: f for f in (llsq, lse, ode, kmeans, gmm, ba, lstm, det, ht, particle, saddle)}
 
 
 def mean_time(f, seconds=0.3):

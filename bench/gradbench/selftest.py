@@ -6,6 +6,8 @@ there is no closed form handy), then sends malformed messages, which must
 get `success: false` and an error text, never a crash.
 
 Usage: selftest.py [TOOL] [EVAL...]   (TOOL defaults to bench/gradbench/tool)
+       selftest.py [TOOL] --ht-default [MAX_POINTS]   (ht on its default
+       workload sizes, up to MAX_POINTS points; slow, not run by ctest)
 """
 import json
 import math
@@ -268,6 +270,108 @@ def det_case():
     return [("primal", inp, float(np.linalg.det(A))), ("gradient", inp, tolist(cof.ravel()))]
 
 
+# ht (SPEC §3.8): a random rigged hand; the full-size one is what
+# `selftest.py --ht-default` and bench.py use.
+
+
+def ht_rotation(axis, t):
+    c, s = math.cos(t), math.sin(t)
+    return [np.array([[1, 0, 0], [0, c, -s], [0, s, c]]), np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]]),
+            np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])][axis]
+
+
+def ht_angle_axis(a):
+    nu = np.linalg.norm(a)
+    if nu < 1e-4:
+        return np.eye(3)
+    x, y, z = a / nu
+    s, c = math.sin(nu), math.cos(nu)
+    return np.array([[x * x + (1 - x * x) * c, x * y * (1 - c) - z * s, x * z * (1 - c) + y * s],
+                     [x * y * (1 - c) + z * s, y * y + (1 - y * y) * c, y * z * (1 - c) - x * s],
+                     [x * z * (1 - c) - y * s, y * z * (1 - c) + x * s, z * z + (1 - z * z) * c]])
+
+
+def ht_vertices(theta, model):
+    bones = model["bone_count"]
+    pose = np.zeros((max(bones, 21) + 3, 3))
+    pose[0], pose[1], pose[2] = theta[0:3], 1.0, theta[3:6]
+    for f in range(5):
+        pose[5 + 4 * f, :2] = theta[6 + 4 * f:8 + 4 * f]
+        pose[6 + 4 * f, 0], pose[7 + 4 * f, 0] = theta[8 + 4 * f], theta[9 + 4 * f]
+    relatives, inverses = np.array(model["base_relatives"]), np.array(model["inverse_base_absolutes"])
+    absolutes = []
+    for b in range(bones):
+        a = pose[3 + b]
+        euler = np.eye(4)
+        euler[:3, :3] = ht_rotation(2, a[1]) @ ht_rotation(1, a[2]) @ ht_rotation(0, a[0])
+        relative = relatives[b] @ euler
+        parent = model["parents"][b]
+        absolutes.append(relative if parent == -1 else absolutes[parent] @ relative)
+    transforms = np.stack([absolutes[b] @ inverses[b] for b in range(bones)])[:, :3, :]  # B x 3 x 4
+    positions = np.array(model["base_positions"])
+    blended = (np.array(model["weights"]) @ transforms.reshape(bones, 12)).reshape(-1, 3, 4)
+    s = np.einsum("vrc,vc->vr", blended, positions)
+    if model["is_mirrored"]:
+        s[:, 0] = -s[:, 0]
+    return (ht_angle_axis(pose[0]) @ (pose[1][:, None] * s.T)).T + pose[2]
+
+
+def ht_objective(theta, us, data):
+    p = ht_vertices(theta, data["model"])
+    corr, points = np.array(data["correspondences"]), np.array(data["points"])
+    if len(us) == 0:
+        return (points - p[corr]).ravel()
+    tri, us = np.array(data["model"]["triangles"])[corr], np.array(us)
+    u0, u1 = us[:, :1], us[:, 1:]
+    return (points - (u0 * p[tri[:, 0]] + u1 * p[tri[:, 1]] + (1 - u0 - u1) * p[tri[:, 2]])).ravel()
+
+
+def ht_jacobian(theta, us, data, eps=1e-6):
+    """Central differences: by each theta, and (complicated) by every point's u_k
+    at once, since a residual depends only on its own point's u."""
+    theta, us = np.asarray(theta, dtype=float), np.asarray(us, dtype=float)
+    columns = []
+    for k in range(2 if len(us) else 0):
+        step = np.zeros_like(us)
+        step[:, k] = eps
+        columns.append((ht_objective(theta, us + step, data) - ht_objective(theta, us - step, data)) / (2 * eps))
+    for t in range(26):
+        step = np.zeros(26)
+        step[t] = eps
+        columns.append((ht_objective(theta + step, us, data) - ht_objective(theta - step, us, data)) / (2 * eps))
+    return np.stack(columns, 1)
+
+
+def ht_input(rng, bones, verts, tris, pts, complicated, mirrored):
+    parents = [-1] + [int(rng.integers(0, b)) for b in range(1, bones)]
+    relatives, absolutes = [], []
+    for b in range(bones):
+        relative = np.eye(4)
+        relative[:3, :3], relative[:3, 3] = ht_angle_axis(rng.normal(size=3)), rng.normal(size=3) * 0.5
+        relatives.append(relative)
+        absolutes.append(relative if parents[b] == -1 else absolutes[parents[b]] @ relative)
+    weights = rng.random((verts, bones)) ** 8
+    model = {"bone_count": bones, "bone_names": [f"bone{b}" for b in range(bones)], "parents": parents,
+             "base_relatives": tolist(relatives), "inverse_base_absolutes": tolist([np.linalg.inv(a) for a in absolutes]),
+             "base_positions": tolist(np.concatenate([rng.normal(size=(verts, 3)), np.ones((verts, 1))], 1)),
+             "weights": tolist(weights / weights.sum(1, keepdims=True)),
+             "triangles": rng.integers(0, verts, size=(tris, 3)).tolist(), "is_mirrored": mirrored}
+    corr = rng.integers(0, tris if complicated else verts, size=pts).tolist()
+    us = tolist(rng.random((pts, 2)) * 0.5) if complicated else []
+    data = {"model": model, "correspondences": corr, "points": tolist(rng.normal(size=(pts, 3)))}
+    return {"theta": tolist(rng.normal(size=26) * 0.5), "data": data, "us": us}
+
+
+def ht_case():
+    cases = []
+    for complicated, mirrored in ((False, True), (True, False)):
+        inp = {**ht_input(RNG, 22, 40, 30, 9, complicated, mirrored), **RUNS}
+        theta, us, data = np.array(inp["theta"]), inp["us"], inp["data"]
+        cases += [("objective", inp, tolist(ht_objective(theta, us, data))),
+                  ("jacobian", inp, tolist(ht_jacobian(theta, us, data)))]
+    return cases
+
+
 def nested_case(key, value, expected):
     inp = {key: value, **RUNS}
     return [(mode, inp, expected) for mode in ("rr", "ff", "fr", "rf")]
@@ -283,6 +387,7 @@ CASES = {
     "ba": ba_case,
     "lstm": lstm_case,
     "det": det_case,
+    "ht": ht_case,
     "particle": lambda: nested_case("w", 0.0, 0.2071918746486116),
     "saddle": lambda: nested_case("start", [1.0, 1.0], [8.246324826140356e-06] * 4),
 }
@@ -340,8 +445,47 @@ def check_malformed(tool):
     return errors
 
 
+HT_DEFAULT_POINTS = [100, 192, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200, 100000]
+
+
+def ht_default_input(pts):
+    """A workload of SPEC §3.8's defaults: complicated variant, the big model's
+    sizes (B = 22, V = 10 000, T = 1 084), P points."""
+    return ht_input(np.random.default_rng(31337), 22, 10000, 1084, pts, True, False)
+
+
+def check_ht_default(tool, max_points):
+    """The default workload sizes against the reference (slow: not in ctest)."""
+    failed = 0
+    tool.send({"kind": "define", "module": "ht"})
+    for i, pts in enumerate(p for p in HT_DEFAULT_POINTS if p <= max_points):
+        inp = {**ht_default_input(pts), "min_runs": 1, "min_seconds": 0}
+        theta, us, data = np.array(inp["theta"]), inp["us"], inp["data"]
+        for function, reference in (("objective", ht_objective), ("jacobian", ht_jacobian)):
+            response = tool.send({"kind": "evaluate", "module": "ht", "function": function, "input": inp,
+                                  "description": f"hand{i + 1}_t26_c{pts}"})
+            errors = mismatches(response.get("output"), tolist(reference(theta, us, data))) if response.get("success") \
+                else [str(response.get("error"))]
+            ms = sum(t["nanoseconds"] for t in response.get("timings", []) if t["name"] == "evaluate") / 1e6
+            print(f"{'PASS' if not errors else 'FAIL'} ht P={pts} {function} ({ms:.1f} ms)", flush=True)
+            for error in errors[:10]:
+                print(f"    {error}")
+            failed += bool(errors)
+    return failed
+
+
 def main():
     args = sys.argv[1:]
+    if "--ht-default" in args:
+        # selftest.py [TOOL] --ht-default [MAX_POINTS]
+        at = args.index("--ht-default")
+        command = args[:at] or [os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool")]
+        tool = Tool(command)
+        tool.send({"kind": "start", "eval": "ht"})
+        failed = check_ht_default(tool, int(args[at + 1]) if len(args) > at + 1 else HT_DEFAULT_POINTS[-1])
+        tool.close()
+        print(f"{failed} failed")
+        return 1 if failed else 0
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     command = [args.pop(0)] if args and not args[0] in CASES else [os.path.join(root, "bench/gradbench/tool")]
     names = args or list(CASES)

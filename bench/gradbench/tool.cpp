@@ -599,6 +599,153 @@ json Det(const Module& module, const std::string& function, const json& input,
   return List(g, ell * ell);
 }
 
+// Integers read from a list (indices): every element must be integral.
+std::vector<int64_t> Integers(const Array& array, const char* what) {
+  std::vector<int64_t> out;
+  out.reserve(array.data.size());
+  for (double value : array.data) {
+    if (value != static_cast<double>(static_cast<int64_t>(value)))
+      throw InputError(std::string(what) + " holds a non-integer");
+    out.push_back(static_cast<int64_t>(value));
+  }
+  return out;
+}
+
+// A row-major [n][rest] buffer as [rest][n] (the last dim becomes first
+// after the leading one moves to the back).
+template <typename T>
+std::vector<T> MoveFirstLast(const std::vector<T>& data, int64_t n) {
+  const int64_t rest = n == 0 ? 0 : static_cast<int64_t>(data.size()) / n;
+  std::vector<T> out(data.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < rest; ++j) out[j * n + i] = data[i * rest + j];
+  return out;
+}
+
+json Ht(const Module& module, const std::string& function, const json& input,
+        json& timings) {
+  const Array theta = Read(input, "theta", 1);
+  const json& data = Field(input, "data");
+  const json& model = Field(data, "model");
+  const int64_t bones = Integer(Field(model, "bone_count"), "bone_count");
+  const std::vector<int64_t> parents =
+      Integers(Read(model, "parents", 1), "parents");
+  const Array relatives = Read(model, "base_relatives", 3),
+              inverses = Read(model, "inverse_base_absolutes", 3);
+  const Array positions = Read(model, "base_positions", 2),
+              weights = Read(model, "weights", 2);
+  const Array triangles_in = Read(model, "triangles", 2);
+  const json& mirrored = Field(model, "is_mirrored");
+  const std::vector<int64_t> corr =
+      Integers(Read(data, "correspondences", 1), "correspondences");
+  const Array points = Read(data, "points", 2), us = Read(input, "us", 2);
+  const auto verts = positions.Dim(0), tris = triangles_in.Dim(0);
+  const auto pts = static_cast<int64_t>(corr.size());
+  // Empty `us`: the simple variant (SPEC §3.8).
+  const bool complicated = us.Dim(0) > 0;
+  const std::vector<int64_t> matrices{bones, 4, 4};
+  if (theta.Dim(0) != 26 || !mirrored.is_boolean() ||
+      static_cast<int64_t>(parents.size()) != bones ||
+      relatives.shape != matrices || inverses.shape != matrices ||
+      positions.Dim(1) != 4 ||
+      weights.shape != std::vector<int64_t>{verts, bones} ||
+      triangles_in.Dim(1) != 3 ||
+      points.shape != std::vector<int64_t>{pts, 3} ||
+      (complicated && us.shape != std::vector<int64_t>{pts, 2}))
+    throw InputError("ht: the arrays' sizes do not agree");
+  const std::vector<int64_t> triangles_rows =
+      Integers(triangles_in, "triangles");
+  for (int64_t b = 0; b < bones; ++b)
+    if (parents[b] < -1 || parents[b] >= b)
+      throw InputError("ht: a bone's parent must be -1 or an earlier bone");
+  for (int64_t v : triangles_rows)
+    if (v < 0 || v >= verts)
+      throw InputError("ht: a triangle's vertex is out of range");
+  for (int64_t c : corr)
+    if (c < 0 || c >= (complicated ? tris : verts))
+      throw InputError("ht: a correspondence is out of range");
+  // The exported signatures' layouts (canonical dim order, see ht.dl):
+  // matrices f64[row, col, bones], positions f64[col, verts], triangles
+  // i64[corner, tris], points f64[xyz, pts], us f64[uv, pts].
+  const std::vector<double> relatives_t = MoveFirstLast(relatives.data, bones),
+                            inverses_t = MoveFirstLast(inverses.data, bones),
+                            positions_t = MoveFirstLast(positions.data, verts),
+                            points_t = MoveFirstLast(points.data, pts),
+                            us_t = MoveFirstLast(us.data, pts);
+  const std::vector<int64_t> triangles = MoveFirstLast(triangles_rows, tris);
+  const bool is_mirrored = mirrored.get<bool>();
+  using Args = const double*;
+  using Indices = const int64_t*;
+  Results results(module);
+  if (function == "objective") {
+    double* e = nullptr;
+    if (complicated) {
+      auto f = Entry<double* (*)(int64_t, int64_t, int64_t, int64_t, Args,
+                                 Indices, Args, Args, Args, Args, bool, Indices,
+                                 Indices, Args, Args)>(module, "objective");
+      Measure(input, results, timings, [&] {
+        results.Hold(e = f(verts, bones, tris, pts, theta.data.data(),
+                           parents.data(), relatives_t.data(),
+                           inverses_t.data(), positions_t.data(),
+                           weights.data.data(), is_mirrored, triangles.data(),
+                           corr.data(), points_t.data(), us_t.data()));
+      });
+    } else {
+      auto f = Entry<double* (*)(int64_t, int64_t, int64_t, Args, Indices, Args,
+                                 Args, Args, Args, bool, Indices, Args)>(
+          module, "simple_objective");
+      Measure(input, results, timings, [&] {
+        results.Hold(e = f(verts, bones, pts, theta.data.data(), parents.data(),
+                           relatives_t.data(), inverses_t.data(),
+                           positions_t.data(), weights.data.data(), is_mirrored,
+                           corr.data(), points_t.data()));
+      });
+    }
+    // f64[xyz, pts] -> residual 3i + j.
+    return MoveFirstLast(std::vector<double>(e, e + 3 * pts), 3);
+  }
+  if (function != "jacobian") throw InputError("ht has no " + function);
+  // Row 3i + j: the derivatives by u_i (complicated only), then by theta;
+  // blocks f64[uv, xyz, pts] and f64[th, xyz, pts].
+  Two j{};
+  if (complicated) {
+    auto f =
+        Entry<Two (*)(int64_t, int64_t, int64_t, int64_t, Args, Indices, Args,
+                      Args, Args, Args, bool, Indices, Indices, Args, Args)>(
+            module, "jacobian");
+    Measure(input, results, timings, [&] {
+      j = f(verts, bones, tris, pts, theta.data.data(), parents.data(),
+            relatives_t.data(), inverses_t.data(), positions_t.data(),
+            weights.data.data(), is_mirrored, triangles.data(), corr.data(),
+            points_t.data(), us_t.data());
+      results.Hold(j.a);
+      results.Hold(j.b);
+    });
+  } else {
+    auto f = Entry<double* (*)(int64_t, int64_t, int64_t, Args, Indices, Args,
+                               Args, Args, Args, bool, Indices, Args)>(
+        module, "simple_jacobian");
+    Measure(input, results, timings, [&] {
+      results.Hold(j.b = f(verts, bones, pts, theta.data.data(), parents.data(),
+                           relatives_t.data(), inverses_t.data(),
+                           positions_t.data(), weights.data.data(), is_mirrored,
+                           corr.data(), points_t.data()));
+    });
+  }
+  const int64_t block = 3 * pts;
+  json out = json::array();
+  for (int64_t i = 0; i < pts; ++i)
+    for (int64_t c = 0; c < 3; ++c) {
+      std::vector<double> row;
+      const int64_t at = c * pts + i;
+      if (complicated)
+        for (int64_t u = 0; u < 2; ++u) row.push_back(j.a[u * block + at]);
+      for (int64_t t = 0; t < 26; ++t) row.push_back(j.b[t * block + at]);
+      out.push_back(std::move(row));
+    }
+  return out;
+}
+
 bool IsNestedMode(const std::string& function) {
   return function == "rr" || function == "ff" || function == "fr" ||
          function == "rf";
@@ -635,7 +782,7 @@ const std::map<std::string, Handler>& Evals() {
       {"kmeans", Kmeans}, {"gmm", Gmm},
       {"ba", Ba},         {"det", Det},
       {"lstm", Lstm},     {"particle", Particle},
-      {"saddle", Saddle},
+      {"saddle", Saddle}, {"ht", Ht},
   };
   return evals;
 }

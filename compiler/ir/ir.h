@@ -166,6 +166,8 @@ struct Derivative {
   Mode mode = Mode::Gradient;
   Function* primal = nullptr;
   // Gradient: which primal parameters (by parameter leaf) are differentiated.
+  // Jvp: which parameter leaves take a tangent (the others are constants
+  // whose tangent is zero); empty means every float parameter.
   std::vector<bool> wrt;
   bool with_value = false;  // Gradient: also return the primal results
 };

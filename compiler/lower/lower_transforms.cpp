@@ -381,11 +381,11 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
     std::vector<ir::Value*> operands = primals;
     operands.insert(operands.end(), captured.begin(), captured.end());
     operands.insert(operands.end(), tangents.begin(), tangents.end());
-    for (ir::Value* value : captured)
-      if (ir::IsFloat(value->type.elem))
-        operands.push_back(Const(value->type, 0.0));
-    ir::Function* derived =
-        DerivativeOf(wrapped.function, ir::Derivative::Mode::Jvp, {}, false);
+    // Captured values are constants: they take no tangent (not a zero one).
+    std::vector<bool> wrt(wrapped.function->params.size(), false);
+    std::fill_n(wrt.begin(), std::min(primals.size(), wrt.size()), true);
+    ir::Function* derived = DerivativeOf(
+        wrapped.function, ir::Derivative::Mode::Jvp, std::move(wrt), false);
     return CallDerivative(derived, operands, dims);
   }
   // vjp(f, x…): the primal values now; the pullback remembers the arguments.

@@ -130,6 +130,17 @@ llvm::Error InternalError(const std::string& message) {
 
 bool HasFloatElem(const Value* value) { return ir::IsFloat(value->type.elem); }
 
+// Whether parameter i of the primal of `jvp` has a tangent parameter: a
+// float one that the derivative's `wrt` (empty: all) includes. The others
+// have no tangent at all, not a zero one, so nothing multiplies by their
+// zeros (which would turn an infinite or undefined partial into NaN).
+bool TakesTangent(const Function& jvp, const Function& primal, size_t i) {
+  if (!HasFloatElem(primal.params[i])) return false;
+  const std::vector<bool>* wrt =
+      jvp.derivative ? &jvp.derivative->wrt : nullptr;
+  return !wrt || wrt->empty() || (i < wrt->size() && (*wrt)[i]);
+}
+
 // Appends a result to `op`; regions decide late which tangents they yield.
 Value* AppendResult(Function& function, Op* op, const Type& type) {
   Value* value = function.NewValue(type);
@@ -273,15 +284,16 @@ llvm::Error Emitter::Run() {
     map_.dims[dim] = copy;
     local_dims_[dim] = copy;
   }
-  size_t float_params = 0;
-  for (const Value* param : primal_.params) float_params += HasFloatElem(param);
-  if (jvp_.params.size() != primal_.params.size() + float_params)
+  size_t tangent_params = 0;
+  for (size_t i = 0; i < primal_.params.size(); ++i)
+    tangent_params += TakesTangent(jvp_, primal_, i);
+  if (jvp_.params.size() != primal_.params.size() + tangent_params)
     return InternalError("@" + jvp_.name + " does not take the parameters " +
                          "and tangents of @" + primal_.name);
   size_t next_tangent = primal_.params.size();
   for (size_t i = 0; i < primal_.params.size(); ++i) {
     map_.values[primal_.params[i]] = jvp_.params[i];
-    if (HasFloatElem(primal_.params[i]))
+    if (TakesTangent(jvp_, primal_, i))
       tangents_[primal_.params[i]] = jvp_.params[next_tangent++];
   }
   if (llvm::Error error = EmitBlock(*primal_.body)) return error;
@@ -884,7 +896,7 @@ void SetUpJvpSignature(const Function& primal, Function& jvp) {
   for (size_t i = 0; i < primal.params.size(); ++i)
     add_param(primal.params[i]->type, name_of(i));
   for (size_t i = 0; i < primal.params.size(); ++i)
-    if (HasFloatElem(primal.params[i]))
+    if (TakesTangent(jvp, primal, i))
       add_param(primal.params[i]->type, "d" + name_of(i));
   for (const Type& type : primal.result_types)
     jvp.result_types.push_back(map.Lookup(type));

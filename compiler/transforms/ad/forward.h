@@ -22,8 +22,10 @@ JvpRule JvpRuleOf(ir::OpKind kind);
 
 // Gives `jvp` (empty) the signature of the forward-mode derivative of
 // `primal`: the same size parameters (as new dims of `jvp`), the primal
-// parameters, then one tangent parameter per float parameter leaf; results:
-// the primal results, then one tangent per float result leaf.
+// parameters, then one tangent parameter per float parameter leaf that
+// `jvp.derivative->wrt` includes (all when it is empty or unset; the others
+// are constants); results: the primal results, then one tangent per float
+// result leaf.
 void SetUpJvpSignature(const ir::Function& primal, ir::Function& jvp);
 
 // Fills the body of `jvp`, whose signature is SetUpJvpSignature's, with the
