@@ -589,16 +589,25 @@ llvm::Error ReverseBuilder::Backward(const Op& op) {
         case ir::ReduceKind::Sum:
           Accumulate(operand(0), dy);
           break;
-        // Original: y = max(x, d)     Adjoint: dx[argmax] += dy (lowest index)
+        // Original: y = max(x, D)     Adjoint: dx[argmax] += dy (lowest
+        // row-major index among ties). argmax takes one dim, so the dims are
+        // searched from the last to the first (as forward mode does), then
+        // each position is read at the positions of the dims before it.
         case ir::ReduceKind::Max:
         case ir::ReduceKind::Min: {
-          if (dims.size() != 1)
-            return Unsupported(op, "max/min over several dims at once");
-          Value* at = b_.Reduce(op.reduce == ir::ReduceKind::Max
-                                    ? ir::ReduceKind::Argmax
-                                    : ir::ReduceKind::Argmin,
-                                x, dims);
-          Accumulate(operand(0), b_.ScatterAdd(dy, {at}, x->type));
+          ir::ReduceKind arg = op.reduce == ir::ReduceKind::Max
+                                   ? ir::ReduceKind::Argmax
+                                   : ir::ReduceKind::Argmin;
+          std::vector<Value*> positions(dims.size());
+          Value* rest = x;
+          for (size_t i = dims.size(); i-- > 0;) {
+            positions[i] = b_.Reduce(arg, rest, {dims[i]});
+            if (i > 0) rest = b_.Gather(rest, {positions[i]});
+          }
+          std::vector<Value*> at;
+          for (Value* position : positions)
+            at.push_back(at.empty() ? position : b_.Gather(position, at));
+          Accumulate(operand(0), b_.ScatterAdd(dy, at, x->type));
           break;
         }
         // Original: y = prod(x, D)    Adjoint: dx += dy * prod of the others,
