@@ -38,13 +38,7 @@ struct BlockCache {
         best = i;
     if (best < 0) return nullptr;
     void* block = blocks[best];
-    bytes -= sizes[best];
-    // Keep the older blocks first (the oldest is evicted first).
-    for (int i = best; i + 1 < count; ++i) {
-      blocks[i] = blocks[i + 1];
-      sizes[i] = sizes[i + 1];
-    }
-    --count;
+    Remove(best, 1);
     return block;
   }
 
@@ -60,15 +54,22 @@ struct BlockCache {
     while (count - evict == kCacheSlots || kept + size > kCacheBytes)
       kept -= sizes[evict++];
     for (int i = 0; i < evict; ++i) std::free(blocks[i]);
-    for (int i = evict; i < count; ++i) {
-      blocks[i - evict] = blocks[i];
-      sizes[i - evict] = sizes[i];
-    }
-    count -= evict;
+    Remove(0, evict);
     blocks[count] = block;
     sizes[count] = size;
-    bytes = kept + size;
+    bytes += size;
     ++count;
+  }
+
+  // Drops `n` entries from `first` on, keeping the rest in age order (the
+  // oldest first, evicted first).
+  void Remove(int first, int n) {
+    for (int i = first; i < first + n; ++i) bytes -= sizes[i];
+    for (int i = first; i + n < count; ++i) {
+      blocks[i] = blocks[i + n];
+      sizes[i] = sizes[i + n];
+    }
+    count -= n;
   }
 };
 

@@ -11,28 +11,9 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "compiler/codegen/llvm/codegen.h"
-#include "runtime/format.h"
 
 namespace delta::c_abi {
 namespace {
-
-int64_t RuntimeElem(ir::ElemKind elem) {
-  switch (elem) {
-    case ir::ElemKind::F32:
-      return DELTA_ELEM_F32;
-    case ir::ElemKind::F64:
-      return DELTA_ELEM_F64;
-    case ir::ElemKind::I32:
-      return DELTA_ELEM_I32;
-    case ir::ElemKind::I64:
-      return DELTA_ELEM_I64;
-    case ir::ElemKind::Bool:
-      return DELTA_ELEM_BOOL;
-    case ir::ElemKind::Index:
-      return DELTA_ELEM_INDEX;
-  }
-  return DELTA_ELEM_I64;
-}
 
 class WrapperEmitter {
  public:
@@ -137,15 +118,16 @@ llvm::Constant* WrapperEmitter::Leaves(const std::vector<AbiLeaf>& leaves,
                      name + ".order");
     AbiDim index = leaf.index_dim.value_or(AbiDim{"", -1, 0});
     items.push_back(llvm::ConstantStruct::get(
-        leaf_type_, {String(leaf.path),
-                     llvm::ConstantInt::get(i64_, RuntimeElem(leaf.elem)),
-                     llvm::ConstantInt::get(i64_, leaf.dims.size()),
-                     dims_global, order_global, String(index.name),
-                     llvm::ConstantInt::get(i64_, index.size_param),
-                     llvm::ConstantInt::get(i64_, index.constant),
-                     llvm::ConstantInt::get(i64_, leaf.slot),
-                     llvm::ConstantInt::get(i64_, leaf.offset),
-                     llvm::ConstantInt::get(i64_, leaf.dl_slot)}));
+        leaf_type_,
+        {String(leaf.path),
+         llvm::ConstantInt::get(i64_, codegen::RuntimeElemKind(leaf.elem)),
+         llvm::ConstantInt::get(i64_, leaf.dims.size()), dims_global,
+         order_global, String(index.name),
+         llvm::ConstantInt::get(i64_, index.size_param),
+         llvm::ConstantInt::get(i64_, index.constant),
+         llvm::ConstantInt::get(i64_, leaf.slot),
+         llvm::ConstantInt::get(i64_, leaf.offset),
+         llvm::ConstantInt::get(i64_, leaf.dl_slot)}));
   }
   return Global(llvm::ConstantArray::get(
                     llvm::ArrayType::get(leaf_type_, items.size()), items),

@@ -21,14 +21,6 @@ void ForEachUse(const ir::Op& op,
     for (const auto& inner : region->ops) ForEachUse(*inner, use);
 }
 
-namespace {
-
-size_t CountUses(const ir::Op& op, const ir::Value* value) {
-  size_t count = 0;
-  ForEachUse(op, [&](const ir::Value* used) { count += used == value; });
-  return count;
-}
-
 int32_t RuntimeElemKind(ir::ElemKind kind) {
   switch (kind) {
     case ir::ElemKind::F32:
@@ -45,6 +37,14 @@ int32_t RuntimeElemKind(ir::ElemKind kind) {
       return DELTA_ELEM_INDEX;
   }
   return DELTA_ELEM_I64;
+}
+
+namespace {
+
+size_t CountUses(const ir::Op& op, const ir::Value* value) {
+  size_t count = 0;
+  ForEachUse(op, [&](const ir::Value* used) { count += used == value; });
+  return count;
 }
 
 void DeclareRuntime(ModuleContext& context) {

@@ -24,6 +24,9 @@ struct CodegenOptions {
   HostHooks* hooks = nullptr;
 };
 
+// The runtime's DELTA_ELEM_* code (runtime/format.h) of an element kind.
+int32_t RuntimeElemKind(ir::ElemKind kind);
+
 // The LLVM symbol of the Delta function `name` ("delta.NAME"), so that the
 // C `main` of an executable and the runtime never collide with user names.
 std::string LlvmFunctionName(llvm::StringRef name);
