@@ -163,6 +163,37 @@ bool ComposeGathers(ir::Function& function) {
   return !reads.empty();
 }
 
+// gather(broadcast(x), i..) with scalar indices reads x at the indices of
+// its own dims (or is x, for a scalar x). Reverse mode broadcasts adjoints
+// up to an operand's dims; when several reductions read that broadcast,
+// fusion cannot take it in, and it would be materialized whole.
+bool ReadThroughBroadcasts(ir::Function& function) {
+  std::vector<Op*> reads;
+  transforms::WalkOps(*function.body, [&](Op& op) {
+    if (op.kind != OpKind::Gather || !IsOpOf(op.operands[0], OpKind::Broadcast))
+      return;
+    for (size_t k = 1; k < op.operands.size(); ++k)
+      if (!op.operands[k]->type.IsScalar()) return;
+    reads.push_back(&op);
+  });
+  llvm::DenseMap<Value*, Value*> scalars;
+  for (Op* read : reads) {
+    Value* source = read->operands[0]->def->operands[0];
+    if (source->type.IsScalar()) {
+      scalars[read->results[0]] = source;
+      continue;
+    }
+    const ir::DimList& wide = read->operands[0]->type.dims;
+    std::vector<Value*> operands = {source};
+    for (const ir::Dim* dim : source->type.dims)
+      operands.push_back(read->operands[1 + wide.IndexOf(dim)]);
+    read->operands = operands;
+  }
+  transforms::ReplaceUses(function, scalars);
+  for (auto& [read, source] : scalars) transforms::EraseOp(*read->def);
+  return !reads.empty();
+}
+
 // Replaces each `if` on a constant by the ops of the branch it takes.
 bool InlineConstantIfs(ir::Function& function, ir::Block& block) {
   bool changed = false;
@@ -202,6 +233,7 @@ bool Simplify(ir::Module& module) {
     changed |= ReplaceSimplerOps(*function);
     changed |= ReadScatteredPoints(*function);
     changed |= ComposeGathers(*function);
+    changed |= ReadThroughBroadcasts(*function);
   }
   return changed;
 }

@@ -51,3 +51,28 @@ TEST_CASE("an if on a constant becomes the branch it takes") {
   CHECK(Count(text, "sin") == 0);
   CHECK(Contains(text, "  %2 = cos %0 : f32\n  %3 = exp %2 : f32\n"));
 }
+
+TEST_CASE("a point read of a broadcast reads its source") {
+  Module module;
+  Dim* n = module.AddDim("n", 4);
+  Dim* d = module.AddDim("d", 3);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d}), "x");
+  Value* s = AddParam(f, F32(), "s");
+  Value* wide = b.Broadcast(x, {n});
+  Value* filled = b.Broadcast(s, {n, d});
+  Value* i = b.ToIndex(n, b.IntConst(ElemKind::I64, 2));
+  Value* j = b.ToIndex(d, b.IntConst(ElemKind::I64, 1));
+  Value* sum =
+      b.Binary(OpKind::Add, b.Gather(wide, {i, j}), b.Gather(filled, {i, j}));
+  Return(b, {sum});
+
+  CHECK(opt::Simplify(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  CHECK(Contains(text, "gather %0, "));
+  CHECK(Count(text, "gather") == 1);
+  CHECK(Contains(text, "add %"));
+  CHECK(Contains(text, ", %1 : f32"));
+}
