@@ -25,6 +25,9 @@ inline std::string Print(const ir::Module& module) {
 inline ir::Type F32(ir::DimList dims = {}) {
   return ir::Type{ir::ElemKind::F32, nullptr, std::move(dims)};
 }
+inline ir::Type F64(ir::DimList dims = {}) {
+  return ir::Type{ir::ElemKind::F64, nullptr, std::move(dims)};
+}
 inline ir::Type I64(ir::DimList dims = {}) {
   return ir::Type{ir::ElemKind::I64, nullptr, std::move(dims)};
 }

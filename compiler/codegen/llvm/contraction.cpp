@@ -5,14 +5,11 @@
 #include <llvm/Support/Casting.h>
 
 #include "compiler/codegen/llvm/emitter.h"
+#include "compiler/ir/contraction_shape.h"
 #include "runtime/kernels.h"
 
 namespace delta::codegen {
 namespace {
-
-// Below this many multiply-adds per call the packing costs more than the
-// loop nest it replaces.
-constexpr int64_t kMinWork = 8192;
 
 // The array a region gathers at the region's own coordinates, or null.
 const ir::Value* PlainGather(const ir::Op& gather, const ir::Block& body,
@@ -51,36 +48,15 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
   const ir::Value* a = PlainGather(*body.ops[0], body, arg_dims);
   const ir::Value* b = PlainGather(*body.ops[1], body, arg_dims);
   if (a == nullptr || b == nullptr || a->type.elem != type.elem ||
-      b->type.elem != type.elem || reduced.size() != 1)
+      b->type.elem != type.elem)
     return false;
-  // Rows (dims of a only), columns (of b only), batch dims (both), and the
-  // one reduced dim, which both must have.
-  const ir::Dim* k_dim = op.dims[0];
-  if (!a->type.dims.Contains(k_dim) || !b->type.dims.Contains(k_dim))
-    return false;
-  const ir::Dim* m_dim = nullptr;
-  const ir::Dim* n_dim = nullptr;
-  std::vector<const ir::Dim*> batch;
-  for (const ir::Dim* dim : type.dims) {
-    bool in_a = a->type.dims.Contains(dim), in_b = b->type.dims.Contains(dim);
-    if (in_a && in_b) {
-      batch.push_back(dim);
-    } else if (in_a && m_dim == nullptr) {
-      m_dim = dim;
-    } else if (in_b && n_dim == nullptr) {
-      n_dim = dim;
-    } else {
-      return false;  // a second row or column dim, or a broadcast dim
-    }
-  }
-  // A matrix-vector product leaves most of the tile empty: the loop nest
-  // handles it (and vectorizes it as a dot product with reassociation).
-  if (m_dim == nullptr || n_dim == nullptr) return false;
-  // Known sizes that are too small stay loops; unknown ones go to the
-  // kernel (which handles size 0 and 1).
-  if (m_dim->constant && n_dim->constant && k_dim->constant &&
-      *m_dim->constant * *n_dim->constant * *k_dim->constant < kMinWork)
-    return false;
+  std::optional<ir::ContractionShape> shape =
+      ir::ClassifyContraction(type.dims, a->type.dims, b->type.dims, reduced);
+  if (!shape) return false;
+  const ir::Dim* m_dim = shape->m;
+  const ir::Dim* n_dim = shape->n;
+  const ir::Dim* k_dim = shape->k;
+  const std::vector<const ir::Dim*>& batch = shape->batch;
 
   bool f32 = type.elem == ir::ElemKind::F32;
   llvm::Type* i64 = builder_.getInt64Ty();

@@ -10,7 +10,11 @@
 // consumers first, so each chain is maximal. A lone elementwise op stays an
 // array op (the backends handle it as one loop anyway); a broadcast, iota
 // or map is never a root, since a map of it would only copy it. Scalars
-// (constants included) are used from outside the region directly.
+// (constants included) are used from outside the region directly. A
+// reduction that is a matrix product (contraction_shape.h) takes in only
+// the multiplication: its operands stay arrays for the kernel. A rename
+// is a read at another dim's index; it fuses when the dim it renames away
+// is free in the chain's index space.
 #include "compiler/transforms/opt/fuse_elementwise.h"
 
 #include <llvm/ADT/DenseMap.h>
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "compiler/ir/builder.h"
+#include "compiler/ir/contraction_shape.h"
 #include "compiler/transforms/rewrite.h"
 
 namespace delta::opt {
@@ -30,6 +35,13 @@ using ir::OpKind;
 using ir::Type;
 using ir::Value;
 
+// Whether two dims are known to have one size, so that renaming one to
+// the other needs no run-time check.
+bool SameSize(const ir::Dim* a, const ir::Dim* b) {
+  if (a->constant && b->constant) return *a->constant == *b->constant;
+  return a->size != nullptr && a->size == b->size;
+}
+
 bool IsFusible(const Op& op) {
   if (op.results.size() != 1 || op.results[0]->type.IsScalar()) return false;
   if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind))
@@ -39,6 +51,8 @@ bool IsFusible(const Op& op) {
     case OpKind::Broadcast:
     case OpKind::Iota:
       return true;
+    case OpKind::Rename:
+      return SameSize(op.dims[0], op.dims[1]);
     case OpKind::Map: {
       const Op* yield = op.regions[0]->terminator();
       return yield->operands[0]->type.IsScalar() &&
@@ -52,6 +66,19 @@ bool IsFusible(const Op& op) {
 bool IsRoot(const Op& op) {
   return IsFusible(op) && op.kind != OpKind::Broadcast &&
          op.kind != OpKind::Iota && op.kind != OpKind::Map;
+}
+
+// Whether reduce(mul(a, b)) is a product the matrix kernel takes.
+bool IsKernelContraction(const Op& reduce, const Op& producer) {
+  if (reduce.reduce != ir::ReduceKind::Sum || producer.kind != OpKind::Mul)
+    return false;
+  ir::ElemKind elem = reduce.results[0]->type.elem;
+  if (elem != ir::ElemKind::F32 && elem != ir::ElemKind::F64) return false;
+  const Value* a = producer.operands[0];
+  const Value* b = producer.operands[1];
+  return ir::ClassifyContraction(reduce.results[0]->type.dims, a->type.dims,
+                                 b->type.dims, ir::DimList(reduce.dims))
+      .has_value();
 }
 
 Type ScalarOf(const Type& type) { return type.WithDims({}); }
@@ -87,6 +114,10 @@ class Fuser {
   std::vector<Op*> Chain(Op& root) {
     llvm::SmallPtrSet<Op*, 8> members = {&root};
     std::vector<Op*> chain = {&root};
+    // Dims renamed away inside the chain: each reads its target's index,
+    // so it must be free (not a dim of the root, not renamed twice).
+    ir::DimList renamed = root.results[0]->type.dims;
+    if (root.kind == OpKind::Rename) renamed.Insert(root.dims[0]);
     for (size_t next = 0; next < chain.size(); ++next) {
       for (Value* operand : chain[next]->operands) {
         Op* producer = operand->def;
@@ -94,6 +125,10 @@ class Fuser {
             !IsFusible(*producer) || users_.lookup(operand) != 1 ||
             members.contains(producer))
           continue;
+        if (producer->kind == OpKind::Rename) {
+          if (renamed.Contains(producer->dims[0])) continue;
+          renamed.Insert(producer->dims[0]);
+        }
         members.insert(producer);
         chain.push_back(producer);
       }
@@ -107,7 +142,12 @@ class Fuser {
   // Emits the body of the chain for one point, whose index in each dim is
   // in `indices`; returns the root's value there.
   Value* Scalarize(const std::vector<Op*>& chain,
-                   const llvm::DenseMap<const ir::Dim*, Value*>& indices) {
+                   llvm::DenseMap<const ir::Dim*, Value*> indices) {
+    for (Op* op : chain) {
+      if (op->kind != OpKind::Rename) continue;
+      Value* at = builder_.Convert(indices.at(op->dims[1]), ir::ElemKind::I64);
+      indices[op->dims[0]] = builder_.ToIndex(op->dims[0], at);
+    }
     llvm::DenseMap<Value*, Value*> scalar;
     auto read = [&](Value* value) -> Value* {
       auto it = scalar.find(value);
@@ -123,6 +163,7 @@ class Fuser {
       Value* result = op->results[0];
       switch (op->kind) {
         case OpKind::Broadcast:
+        case OpKind::Rename:
           scalar[result] = read(op->operands[0]);
           break;
         case OpKind::Iota:
@@ -199,7 +240,13 @@ class Fuser {
     if (!producer || producer->parent != reduce.parent ||
         !IsFusible(*producer) || users_.lookup(operand) != 1)
       return nullptr;
-    std::vector<Op*> chain = Chain(*producer);
+    // A matrix product keeps its operands: the kernel reads arrays, and
+    // computing them inside the loop nest would repeat them per row or
+    // column and leave the product to the slow loop (Note [What fusion
+    // fuses]).
+    std::vector<Op*> chain = IsKernelContraction(reduce, *producer)
+                                 ? std::vector<Op*>{producer}
+                                 : Chain(*producer);
     const ir::DimList& all = operand->type.dims;
     ir::Block* body = builder_.AddRegion(&reduce, IndexTypes(all));
     ir::InsertionGuard guard(builder_);
