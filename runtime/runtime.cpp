@@ -18,8 +18,8 @@ constexpr int64_t kAlignment = 64;
 // least kCachedMin bytes are kept instead, up to kCacheSlots blocks and
 // kCacheBytes in all, and handed out again to a request they fit within a
 // quarter of their size.
-constexpr size_t kCachedMin = size_t{1} << 20;
-constexpr int kCacheSlots = 16;
+constexpr size_t kCachedMin = size_t{128} << 10;
+constexpr int kCacheSlots = 64;
 constexpr size_t kCacheBytes = size_t{512} << 20;
 
 struct BlockCache {
