@@ -163,34 +163,39 @@ bool ComposeGathers(ir::Function& function) {
   return !reads.empty();
 }
 
-// gather(broadcast(x), i..) with scalar indices reads x at the indices of
-// its own dims (or is x, for a scalar x). Reverse mode broadcasts adjoints
-// up to an operand's dims; when several reductions read that broadcast,
-// fusion cannot take it in, and it would be materialized whole.
+// gather(broadcast(x), i..) with scalar indices that cover the dims the
+// broadcast adds reads x at the indices of its own dims (or is x, when
+// none are). Reverse mode broadcasts adjoints up to an operand's dims;
+// when several reductions read that broadcast, fusion cannot take it in,
+// and it would be materialized whole.
 bool ReadThroughBroadcasts(ir::Function& function) {
   std::vector<Op*> reads;
   transforms::WalkOps(*function.body, [&](Op& op) {
     if (op.kind != OpKind::Gather || !IsOpOf(op.operands[0], OpKind::Broadcast))
       return;
-    for (size_t k = 1; k < op.operands.size(); ++k)
+    const Value* source = op.operands[0]->def->operands[0];
+    ir::DimList indexed;
+    for (size_t k = 1; k < op.operands.size(); ++k) {
       if (!op.operands[k]->type.IsScalar()) return;
-    reads.push_back(&op);
+      indexed.Insert(op.operands[k]->type.index_dim);
+    }
+    if (indexed.ContainsAll(op.operands[0]->type.dims.Minus(source->type.dims)))
+      reads.push_back(&op);
   });
-  llvm::DenseMap<Value*, Value*> scalars;
+  llvm::DenseMap<Value*, Value*> whole;
   for (Op* read : reads) {
     Value* source = read->operands[0]->def->operands[0];
-    if (source->type.IsScalar()) {
-      scalars[read->results[0]] = source;
-      continue;
-    }
-    const ir::DimList& wide = read->operands[0]->type.dims;
     std::vector<Value*> operands = {source};
-    for (const ir::Dim* dim : source->type.dims)
-      operands.push_back(read->operands[1 + wide.IndexOf(dim)]);
-    read->operands = operands;
+    for (size_t k = 1; k < read->operands.size(); ++k)
+      if (source->type.dims.Contains(read->operands[k]->type.index_dim))
+        operands.push_back(read->operands[k]);
+    if (operands.size() > 1)
+      read->operands = operands;
+    else
+      whole[read->results[0]] = source;
   }
-  transforms::ReplaceUses(function, scalars);
-  for (auto& [read, source] : scalars) transforms::EraseOp(*read->def);
+  transforms::ReplaceUses(function, whole);
+  for (auto& [read, source] : whole) transforms::EraseOp(*read->def);
   return !reads.empty();
 }
 

@@ -76,3 +76,26 @@ TEST_CASE("a point read of a broadcast reads its source") {
   CHECK(Contains(text, "add %"));
   CHECK(Contains(text, ", %1 : f32"));
 }
+
+TEST_CASE(
+    "a partial read of a broadcast is rewritten only when it covers "
+    "the new dims") {
+  Module module;
+  Dim* n = module.AddDim("n", 4);
+  Dim* d = module.AddDim("d", 3);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F32({d}), "x");
+  Value* wide = b.Broadcast(x, {n});
+  // A row of the broadcast is x itself; a column is not a read of x.
+  Value* row = b.Gather(wide, {b.ToIndex(n, b.IntConst(ElemKind::I64, 2))});
+  Value* column = b.Gather(wide, {b.ToIndex(d, b.IntConst(ElemKind::I64, 1))});
+  Return(b, {row, column});
+
+  CHECK(opt::Simplify(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  CHECK(Count(text, "broadcast") == 1);
+  CHECK(Count(text, "gather") == 1);
+  CHECK(Contains(text, "return %0, "));
+}
