@@ -73,6 +73,37 @@ struct BlockCache {
   }
 };
 
+// Small arrays (loop state, a row per iteration) come and go at a high
+// rate in sequential loops; glibc's aligned allocation of them costs more
+// than the loop body. Each thread keeps up to kSmallDepth freed blocks per
+// size class (multiples of kAlignment below kSmallMax bytes), a block in
+// the class of the whole lines its usable size covers.
+constexpr size_t kSmallMax = 4096;
+constexpr size_t kSmallClasses = kSmallMax / size_t{kAlignment};
+constexpr int kSmallDepth = 32;
+
+struct SmallCache {
+  void* blocks[kSmallClasses][kSmallDepth];
+  int counts[kSmallClasses] = {};
+
+  ~SmallCache() {
+    for (size_t c = 0; c < kSmallClasses; ++c)
+      for (int i = 0; i < counts[c]; ++i) std::free(blocks[c][i]);
+  }
+  void* Take(size_t size) {
+    size_t c = size / kAlignment;
+    return counts[c] > 0 ? blocks[c][--counts[c]] : nullptr;
+  }
+  bool Keep(void* block, size_t usable) {
+    size_t c = usable / kAlignment;
+    if (c >= kSmallClasses || counts[c] == kSmallDepth) return false;
+    blocks[c][counts[c]++] = block;
+    return true;
+  }
+};
+
+thread_local SmallCache small_cache;
+
 BlockCache& Cache() {
   static BlockCache* cache = new BlockCache;  // never destroyed: see _exit
   return *cache;
@@ -94,7 +125,9 @@ void* delta_alloc(int64_t bytes) {
   int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
   auto size = static_cast<size_t>(rounded);
-  if (size >= kCachedMin) {
+  if (size < kSmallMax) {
+    if (void* block = small_cache.Take(size)) return block;
+  } else if (size >= kCachedMin) {
     if (void* block = Cache().Take(size)) return block;
   }
   void* pointer = std::aligned_alloc(kAlignment, size);
@@ -108,7 +141,7 @@ void delta_free(void* pointer) {
   size_t size = malloc_usable_size(pointer);
   if (size >= kCachedMin)
     Cache().Keep(pointer, size);
-  else
+  else if (size >= kSmallMax || !small_cache.Keep(pointer, size))
     std::free(pointer);
 }
 
