@@ -23,6 +23,12 @@ config.substitutions.append(
     ("%run_both",
      f"{python} {os.path.join(utils, 'run_both.py')} {config.dlc_path}"))
 config.substitutions.append(("%dlc", config.dlc_path))
+# `%cc`: a C compiler for tests that call a `--lib` library from C (with
+# the sanitizers in a sanitizer build, whose runtime archive needs them).
+cc = shutil.which("clang-19") or shutil.which("cc") or "cc"
+if config.delta_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    cc += " -fsanitize=address,undefined"
+config.substitutions.append(("%cc", cc))
 # `%expect_exit N cmd…` runs cmd, passes its output through, and fails
 # unless it exits with status N (not merely non-zero, and never a signal).
 config.substitutions.append(
