@@ -23,6 +23,16 @@ config.substitutions.append(
     ("%run_both",
      f"{python} {os.path.join(utils, 'run_both.py')} {config.dlc_path}"))
 config.substitutions.append(("%dlc", config.dlc_path))
+# `%extract_ptx LIB OUT` writes the PTX module embedded in a library built
+# with --target=cuda (utils/extract_ptx.py).
+config.substitutions.append(
+    ("%extract_ptx", f"{python} {os.path.join(utils, 'extract_ptx.py')}"))
+# `%cc` compiles and links C programs against generated libraries, with
+# the sanitizers of a sanitizer build (whose runtime the libraries carry).
+cc = "clang-19" if shutil.which("clang-19") else "cc"
+if config.delta_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    cc += " -fsanitize=address,undefined"
+config.substitutions.append(("%cc", cc))
 # `%expect_exit N cmd…` runs cmd, passes its output through, and fails
 # unless it exits with status N (not merely non-zero, and never a signal).
 config.substitutions.append(
