@@ -597,8 +597,8 @@ int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
   if (context == nullptr) return DELTA_STATUS_ERROR_NULL;
   try {
     std::string error;
-    // num_threads = 1: this context's calls run their loops on the calling
-    // thread only (the pool is the process's, shared by every context).
+    // A --target=cuda library's context makes its device session on its
+    // first call (no driver call yet: that fails under the guard).
     if (entry->device != nullptr && context->device_session == nullptr) {
       context->device_session =
           entry->device->create(delta_abi_alloc, delta_abi_free);
@@ -608,6 +608,8 @@ int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
       }
       context->device = entry->device;
     }
+    // num_threads = 1: this context's calls run their loops on the calling
+    // thread only (the pool is the process's, shared by every context).
     delta_set_serial(context->num_threads == 1);
     int32_t status =
         Invocation(*entry, args, dlpack != 0, context->device_session)

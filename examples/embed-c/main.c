@@ -80,8 +80,7 @@ int main(void) {
                                    kBatch, &before);
   if (status == MODEL_ERROR_RUNTIME &&
       strstr(model_last_error(ctx), "no CUDA device") != NULL) {
-    printf("no GPU: %s
-", model_last_error(ctx));
+    printf("no GPU: %s\n", model_last_error(ctx));
     model_context_destroy(ctx);
     return 0;
   }
