@@ -43,8 +43,8 @@ function(delta_add_library target source)
     add_library(${target} STATIC IMPORTED GLOBAL)
     set_target_properties(${target} PROPERTIES
       IMPORTED_LOCATION "${dir}/lib${name}.a"
-      # The runtime inside the archive is C++.
-      INTERFACE_LINK_LIBRARIES "stdc++;m;Threads::Threads")
+      # The runtime inside the archive is C++ (and --target=cuda dlopens).
+      INTERFACE_LINK_LIBRARIES "stdc++;m;Threads::Threads;${CMAKE_DL_LIBS}")
   else()
     add_library(${target} SHARED IMPORTED GLOBAL)
     set_target_properties(${target} PROPERTIES

@@ -1,9 +1,10 @@
 # The embedding test (ctest `embedding`): builds examples/embed-c and
 # examples/embed-cpp against a dlc build tree through find_package(Delta),
 # with AddressSanitizer and UBSan (LeakSanitizer fails them on any leak),
-# runs them, compiles each generated header as C and C++ with -Wall -Wextra
-# -pedantic -Werror, and checks with nm that the libraries export only their
-# prefixed names. Usage:
+# runs them (the --target=cuda build of embed-c without a driver), compiles
+# each generated header as C and C++ with -Wall -Wextra -pedantic -Werror,
+# and checks with nm that the libraries export only their prefixed names.
+# Usage:
 #   cmake -DDelta_DIR=build/release -DSOURCE_DIR=. -DWORK_DIR=/tmp/x
 #         -P cmake/TestEmbedding.cmake
 cmake_minimum_required(VERSION 3.20)
@@ -33,6 +34,15 @@ set(ENV{ASAN_OPTIONS} "detect_leaks=1")
 run("${WORK_DIR}/embed-c/embed_c")
 run("${WORK_DIR}/embed-c/embed_c_static")
 run("${WORK_DIR}/embed-cpp/embed_cpp")
+# The --target=cuda build of the same library, without a driver: a clean
+# error status and message from the first call, nothing leaked.
+set(ENV{DELTA_CUDA_DRIVER} "/nonexistent/libcuda.so.1")
+run("${WORK_DIR}/embed-c/embed_c_cuda")
+unset(ENV{DELTA_CUDA_DRIVER})
+if(NOT last_output MATCHES
+   "no GPU: error: no CUDA device: cannot load the CUDA driver")
+  message(FATAL_ERROR "embed_c_cuda: no 'no CUDA device' error")
+endif()
 
 # Each header compiles warning-free as C99 and C++ with both compilers;
 # with dlpack.h first, the DLPack entries are checked too.
@@ -59,6 +69,7 @@ endforeach()
 
 # Only PREFIX_* is visible: no delta.* function, no runtime symbol.
 foreach(pair "embed-c/delta/model/libmodel.so;model"
+             "embed-c/delta/model_cuda/libmodel.so;model"
              "embed-c/delta/model_static/libmodel.a;model"
              "embed-cpp/delta/scale/libscale.so;scale"
              "embed-cpp/delta/norms/libnorms.a;norms")

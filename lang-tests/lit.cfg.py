@@ -23,9 +23,13 @@ config.substitutions.append(
     ("%run_both",
      f"{python} {os.path.join(utils, 'run_both.py')} {config.dlc_path}"))
 config.substitutions.append(("%dlc", config.dlc_path))
-# `%cc`: a C compiler for tests that call a `--lib` library from C (with
-# the sanitizers in a sanitizer build, whose runtime archive needs them).
-cc = shutil.which("clang-19") or shutil.which("cc") or "cc"
+# `%extract_ptx LIB OUT` writes the PTX module embedded in a library built
+# with --target=cuda (utils/extract_ptx.py).
+config.substitutions.append(
+    ("%extract_ptx", f"{python} {os.path.join(utils, 'extract_ptx.py')}"))
+# `%cc` compiles and links C programs against generated libraries, with
+# the sanitizers of a sanitizer build (whose runtime the libraries carry).
+cc = "clang-19" if shutil.which("clang-19") else "cc"
 if config.delta_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
     cc += " -fsanitize=address,undefined"
 config.substitutions.append(("%cc", cc))

@@ -16,6 +16,10 @@
 struct DeltaContext {
   int32_t num_threads = 0;
   std::string last_error;
+  // --target=cuda libraries: the device session, made on the first call by
+  // `device` (Note [Device sessions] in docs/internals/c_abi.md).
+  const DeltaAbiDevice* device = nullptr;
+  void* device_session = nullptr;
 };
 
 namespace {
@@ -62,16 +66,42 @@ void FreeAll(BufferHeader& list) {
   list.prev = &list;
 }
 
+// What one guarded call runs. Plain data: it lives in RunGuarded's frame.
+struct GuardedCall {
+  DeltaAbiBody body;
+  const int64_t* sizes;
+  const uint64_t* params;
+  uint64_t* results;
+  // A device entry: the session, and each result's bytes (-1: a scalar),
+  // whose host copies must be current before they are written out.
+  const DeltaAbiDevice* device;
+  void* session;
+  int64_t num_results;
+  const int64_t* result_bytes;
+};
+
 // setjmp lives in this small frame, which holds no C++ objects, so that the
-// longjmp from OnFail skips only generated frames (no destructors).
-int32_t RunGuarded(Guard& guard, DeltaAbiBody body, const int64_t* sizes,
-                   const uint64_t* params, uint64_t* results) {
+// longjmp from OnFail skips only generated frames and the device runtime's
+// (which release their locks before failing; no destructors).
+int32_t RunGuarded(Guard& guard, const GuardedCall& call) {
   guard.buffers.prev = guard.buffers.next = &guard.buffers;
   current_guard = &guard;
   delta_set_fail_handler(OnFail, &guard);
-  if (setjmp(guard.jump) == 0) body(sizes, params, results);
+  if (setjmp(guard.jump) == 0) {
+    if (call.device != nullptr) call.device->enter(call.session);
+    call.body(call.sizes, call.params, call.results);
+    if (call.device != nullptr) {
+      for (int64_t i = 0; i < call.num_results; ++i)
+        if (call.result_bytes[i] >= 0)
+          call.device->to_host(reinterpret_cast<void*>(call.results[i]),
+                               call.result_bytes[i]);
+      call.device->synchronize();
+    }
+  }
   delta_set_fail_handler(nullptr, nullptr);
   current_guard = nullptr;
+  if (call.device != nullptr)
+    call.device->leave(call.session, guard.status != DELTA_STATUS_OK);
   return guard.status;
 }
 
@@ -175,8 +205,10 @@ class Invocation {
   };
 
  public:
-  Invocation(const DeltaAbiEntry& entry, const uint64_t* args, bool dlpack)
+  Invocation(const DeltaAbiEntry& entry, const uint64_t* args, bool dlpack,
+             void* device_session)
       : entry_(entry),
+        device_session_(device_session),
         args_(args),
         dlpack_(dlpack),
         name_(std::string(entry.name) + (dlpack ? "_dl" : "")),
@@ -464,9 +496,17 @@ class Invocation {
 
   int32_t Execute() {
     std::vector<uint64_t> results(static_cast<size_t>(entry_.num_results), 0);
+    std::vector<int64_t> result_bytes(static_cast<size_t>(entry_.num_results),
+                                      -1);
+    for (int64_t i = 0; i < entry_.num_results; ++i)
+      if (entry_.results[i].rank > 0)
+        result_bytes[static_cast<size_t>(i)] =
+            Count(entry_.results[i]) * ElemSize(entry_.results[i].elem);
     Guard guard;
-    int32_t status = RunGuarded(guard, entry_.body, sizes_.data(),
-                                params_.data(), results.data());
+    GuardedCall call = {entry_.body,        sizes_.data(),      params_.data(),
+                        results.data(),     entry_.device,      device_session_,
+                        entry_.num_results, result_bytes.data()};
+    int32_t status = RunGuarded(guard, call);
     if (status == DELTA_STATUS_OK) {
       for (int64_t i = 0; i < entry_.num_results; ++i)
         WriteResult(entry_.results[i], outputs_[static_cast<size_t>(i)],
@@ -496,6 +536,7 @@ class Invocation {
   }
 
   const DeltaAbiEntry& entry_;
+  void* device_session_;
   const uint64_t* args_;
   bool dlpack_;
   std::string name_;
@@ -520,7 +561,12 @@ DeltaContext* delta_context_create(const void* options) {
   return context;
 }
 
-void delta_context_destroy(DeltaContext* context) { delete context; }
+void delta_context_destroy(DeltaContext* context) {
+  if (context == nullptr) return;
+  if (context->device_session != nullptr)
+    context->device->destroy(context->device_session);
+  delete context;
+}
 
 const char* delta_context_last_error(const DeltaContext* context) {
   if (context == nullptr) return "null context";
@@ -551,10 +597,23 @@ int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
   if (context == nullptr) return DELTA_STATUS_ERROR_NULL;
   try {
     std::string error;
+    // A --target=cuda library's context makes its device session on its
+    // first call (no driver call yet: that fails under the guard).
+    if (entry->device != nullptr && context->device_session == nullptr) {
+      context->device_session =
+          entry->device->create(delta_abi_alloc, delta_abi_free);
+      if (context->device_session == nullptr) {
+        context->last_error = "out of memory";
+        return DELTA_STATUS_ERROR_OOM;
+      }
+      context->device = entry->device;
+    }
     // num_threads = 1: this context's calls run their loops on the calling
     // thread only (the pool is the process's, shared by every context).
     delta_set_serial(context->num_threads == 1);
-    int32_t status = Invocation(*entry, args, dlpack != 0).Run(error);
+    int32_t status =
+        Invocation(*entry, args, dlpack != 0, context->device_session)
+            .Run(error);
     delta_set_serial(0);
     context->last_error = std::move(error);
     return status;

@@ -74,6 +74,22 @@ typedef struct DeltaAbiSizeParam {
 typedef void (*DeltaAbiBody)(const int64_t* sizes, const uint64_t* params,
                              uint64_t* results);
 
+/* The device side of an entry of a library built with --target=cuda
+   (runtime/cuda.h's session functions): the context creates a session on
+   its first such call and destroys it with itself; each call enters it
+   (under the error guard: no device is a run-time error), makes its result
+   arrays' host copies current and synchronizes (under the guard too), and
+   leaves it afterwards, error or not. See Note [Device sessions] in
+   docs/internals/c_abi.md. */
+typedef struct DeltaAbiDevice {
+  void* (*create)(void* (*alloc)(int64_t), void (*release)(void*));
+  void (*destroy)(void* session);
+  void (*enter)(void* session);
+  void (*to_host)(void* host, int64_t bytes);
+  void (*synchronize)(void);
+  void (*leave)(void* session, int32_t failed);
+} DeltaAbiDevice;
+
 typedef struct DeltaAbiEntry {
   const char* name; /* the C entry, for messages */
   int64_t num_size_params;
@@ -83,6 +99,7 @@ typedef struct DeltaAbiEntry {
   int64_t num_results;
   const DeltaAbiLeaf* results;
   DeltaAbiBody body;
+  const DeltaAbiDevice* device; /* null: the entry runs on the CPU only */
 } DeltaAbiEntry;
 
 /* The whole entry: checks every pointer and size, converts inputs to the

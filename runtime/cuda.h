@@ -72,6 +72,27 @@ void* delta_cuda_clone(void* host, int64_t bytes);
 /* Frees the array and its device copy. */
 void delta_cuda_free(void* host);
 
+/* Sessions: what one user of the device owns (its modules, error slot and
+   arrays' device copies). Executables use one session for the process; a
+   library built with --target=cuda gives each context its own, through the
+   DeltaAbiDevice table of its entries (runtime/context.h). See Note
+   [Device sessions] in docs/internals/c_abi.md. */
+
+/* A new session whose host buffers come from `alloc`/`release` (the
+   library's tracked allocator). No driver call; null when out of memory. */
+void* delta_cuda_session_create(void* (*alloc)(int64_t),
+                                void (*release)(void*));
+/* Unloads the session's modules and frees its device memory. Never fails. */
+void delta_cuda_session_destroy(void* session);
+/* Makes `session` the calling thread's session and initializes the device:
+   a run-time error (`no CUDA device: …`) if there is none. */
+void delta_cuda_session_enter(void* session);
+/* Ends a call: waits for the device, frees the device copy of every array
+   the call used (inputs, intermediates, results), clears a failed check
+   when `failed`, and makes the process's session current again. Never
+   fails. */
+void delta_cuda_session_leave(void* session, int32_t failed);
+
 #ifdef __cplusplus
 }
 #endif

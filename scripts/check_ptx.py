@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Emits PTX for every program with a `main` and validates it with ptxas.
 
-For each lang-test (and GradBench/bench module) that has `fn main`, runs
+For each lang-test (and GradBench/bench module) that has `fn main` or an
+`export fn` (what `dlc run` or `dlc build --lib` would compile), runs
 `dlc build --target=cuda --gpu-arch=ARCH --emit=ptx` for sm_80 and sm_90 and
-`ptxas -arch=ARCH` on the result. Programs that do not compile for the CPU
-either (expected-error tests, missing imports) are skipped, as the CPU
-backend rejects them too. Without ptxas the check is skipped with a message
-(exit 0). With --run and a CUDA device, also compares `dlc run
+`ptxas -arch=ARCH` on the result. `fail_*` tests are included: many fail
+only at run time. Programs that do not compile for the CPU either
+(expected compile errors, missing imports) are skipped, as the CPU backend
+rejects them too; the summary counts them. Without ptxas the check is
+skipped with a message (exit 0). With --run and a CUDA device, also compares `dlc run
 --target=cuda` with `dlc run` on each program (see docs/gpu.md).
 
 Usage: check_ptx.py --dlc PATH [--ptxas PATH] [--run] [ROOT...]
@@ -35,15 +37,17 @@ def programs(roots):
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d not in ("Inputs", "utils"))
             for name in sorted(files):
-                if not name.endswith(".dl") or name.startswith("fail_"):
+                if not name.endswith(".dl"):
                     continue
                 path = os.path.abspath(os.path.join(folder, name))
-                # Benchmark modules export their functions instead of a main.
+                # Benchmark modules are compiled whatever they hold.
                 is_bench = os.sep + "bench" + os.sep in path
                 with open(path, encoding="utf-8") as file:
-                    if is_bench or re.search(r"^\s*fn\s+main\s*\(",
-                                             file.read(), re.M):
-                        yield path
+                    text = file.read()
+                has_main = re.search(r"^\s*fn\s+main\s*\(", text, re.M)
+                if (is_bench or has_main
+                        or re.search(r"^\s*export\s+fn\b", text, re.M)):
+                    yield path, bool(has_main)
 
 
 def main():
@@ -66,7 +70,7 @@ def main():
     failures = []
     checked = skipped = 0
     with tempfile.TemporaryDirectory() as scratch:
-        for path in programs(roots):
+        for path, has_main in programs(roots):
             for arch in ARCHES:
                 ptx = os.path.join(scratch, f"out.{arch}.ptx")
                 emit = subprocess.run(
@@ -91,7 +95,7 @@ def main():
                 if check.returncode != 0:
                     failures.append(f"{path} [{arch}]: ptxas failed:\n"
                                     f"{check.stderr}")
-            if args.run:
+            if args.run and has_main:
                 gpu = subprocess.run([args.dlc, "run", "--target=cuda", path],
                                      capture_output=True, text=True)
                 cpu = subprocess.run([args.dlc, "run", path],

@@ -176,7 +176,8 @@ ExitStatus BuildNative(const ir::Module& module,
 // DIR/NAME.h for the `export fn`s (docs/embedding.md).
 ExitStatus BuildLibrary(const Compiled& compiled,
                         const BuildCommandOptions& options,
-                        llvm::raw_ostream& err) {
+                        llvm::raw_ostream& err,
+                        codegen::HostHooks* hooks = nullptr) {
   static int anchor;
   c_abi::LibraryOptions library;
   library.output_dir = options.output;
@@ -184,6 +185,7 @@ ExitStatus BuildLibrary(const Compiled& compiled,
   library.runtime_library = codegen::FindRuntimeLibrary(
       llvm::sys::fs::getMainExecutable(nullptr, &anchor));
   library.opt_level = options.opt_level;
+  library.hooks = hooks;
   std::string error;
   if (!c_abi::WriteLibrary(*compiled.checked.program, *compiled.module, library,
                            error)) {
@@ -264,6 +266,14 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
       return kExitSuccess;
     }
     case Emit::Library:
+      if (options.target == "cuda") {
+        // The library embeds the kernels' PTX; each context owns its device
+        // session (docs/gpu.md).
+        auto compilation = CompileCuda(*compiled.module, options.gpu_arch,
+                                       options.opt_level, err);
+        if (!compilation) return kExitCompileError;
+        return BuildLibrary(compiled, options, err, &cuda::Hooks(*compilation));
+      }
       if (options.target != "cpu") break;
       return BuildLibrary(compiled, options, err);
     case Emit::Ptx:

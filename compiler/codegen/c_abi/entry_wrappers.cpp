@@ -17,9 +17,10 @@ namespace {
 
 class WrapperEmitter {
  public:
-  WrapperEmitter(const AbiModule& abi, llvm::Module& module)
+  WrapperEmitter(const AbiModule& abi, llvm::Module& module, bool device)
       : abi_(abi),
         module_(module),
+        device_(device),
         context_(module.getContext()),
         ptr_(llvm::PointerType::getUnqual(context_)),
         i64_(llvm::Type::getInt64Ty(context_)),
@@ -33,7 +34,7 @@ class WrapperEmitter {
         {ptr_, i64_, i64_, ptr_, ptr_, ptr_, i64_, i64_, i64_, i64_, i64_});
     size_param_type_ = llvm::StructType::get(context_, {ptr_, i64_});
     entry_type_ = llvm::StructType::get(
-        context_, {ptr_, i64_, ptr_, i64_, ptr_, i64_, ptr_, ptr_});
+        context_, {ptr_, i64_, ptr_, i64_, ptr_, i64_, ptr_, ptr_, ptr_});
   }
 
   void Run();
@@ -45,6 +46,7 @@ class WrapperEmitter {
   llvm::Constant* Leaves(const std::vector<AbiLeaf>& leaves,
                          const std::string& name);
   llvm::Function* Body(const AbiEntry& entry);
+  llvm::Constant* DeviceTable();
   llvm::Constant* Descriptor(const AbiEntry& entry);
   void Entry(const AbiEntry& entry, llvm::Constant* descriptor,
              const std::vector<CArg>& args, const std::string& name,
@@ -58,6 +60,8 @@ class WrapperEmitter {
 
   const AbiModule& abi_;
   llvm::Module& module_;
+  bool device_;
+  llvm::Constant* device_table_ = nullptr;
   llvm::LLVMContext& context_;
   llvm::Type* ptr_;
   llvm::Type* i64_;
@@ -201,6 +205,35 @@ llvm::Function* WrapperEmitter::Body(const AbiEntry& entry) {
   return body;
 }
 
+// The DeltaAbiDevice table of a --target=cuda library: runtime/cuda.h's
+// session functions, so that only such libraries link the CUDA runtime.
+llvm::Constant* WrapperEmitter::DeviceTable() {
+  if (!device_)
+    return llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(ptr_));
+  if (device_table_ != nullptr) return device_table_;
+  llvm::Type* void_type = llvm::Type::getVoidTy(context_);
+  auto function = [&](const char* name, llvm::Type* result,
+                      llvm::ArrayRef<llvm::Type*> params) {
+    return llvm::cast<llvm::Constant>(
+        module_
+            .getOrInsertFunction(name,
+                                 llvm::FunctionType::get(result, params, false))
+            .getCallee());
+  };
+  std::vector<llvm::Constant*> fields = {
+      function("delta_cuda_session_create", ptr_, {ptr_, ptr_}),
+      function("delta_cuda_session_destroy", void_type, {ptr_}),
+      function("delta_cuda_session_enter", void_type, {ptr_}),
+      function("delta_cuda_host", void_type, {ptr_, i64_}),
+      function("delta_cuda_check", void_type, {}),
+      function("delta_cuda_session_leave", void_type, {ptr_, i32_})};
+  std::vector<llvm::Type*> types(fields.size(), ptr_);
+  device_table_ = Global(
+      llvm::ConstantStruct::get(llvm::StructType::get(context_, types), fields),
+      "abi.device");
+  return device_table_;
+}
+
 llvm::Constant* WrapperEmitter::Descriptor(const AbiEntry& entry) {
   std::vector<llvm::Constant*> sizes;
   for (size_t i = 0; i < entry.size_params.size(); ++i)
@@ -225,8 +258,8 @@ llvm::Constant* WrapperEmitter::Descriptor(const AbiEntry& entry) {
            llvm::ConstantInt::get(i64_, entry.param_leaves.size()),
            Leaves(entry.param_leaves, entry.c_name + ".params"),
            llvm::ConstantInt::get(i64_, entry.result_leaves.size()),
-           Leaves(entry.result_leaves, entry.c_name + ".results"),
-           Body(entry)}),
+           Leaves(entry.result_leaves, entry.c_name + ".results"), Body(entry),
+           DeviceTable()}),
       entry.c_name + ".entry");
 }
 
@@ -347,8 +380,9 @@ void WrapperEmitter::Run() {
 
 }  // namespace
 
-void EmitEntryWrappers(const AbiModule& abi, llvm::Module& module) {
-  WrapperEmitter(abi, module).Run();
+void EmitEntryWrappers(const AbiModule& abi, llvm::Module& module,
+                       bool device) {
+  WrapperEmitter(abi, module, device).Run();
 }
 
 }  // namespace delta::c_abi

@@ -13,7 +13,9 @@ namespace delta::c_abi {
 // result-size query and a descriptor table for delta_abi_invoke (see
 // docs/internals/c_abi.md). Then routes allocation through the tracked
 // allocator and gives every `delta.*` function internal linkage, so that
-// only the prefixed C names remain visible.
-void EmitEntryWrappers(const AbiModule& abi, llvm::Module& module);
+// only the prefixed C names remain visible. With `device` (--target=cuda),
+// each call runs in the context's device session (runtime/cuda.h).
+void EmitEntryWrappers(const AbiModule& abi, llvm::Module& module,
+                       bool device = false);
 
 }  // namespace delta::c_abi

@@ -75,7 +75,7 @@ std::vector<std::string> SanitizerFlags() {
 }
 
 bool LinkShared(const std::string& object, const std::string& output,
-                const AbiModule& abi, const std::string& runtime,
+                const AbiModule& abi, const std::string& runtime, bool device,
                 std::string& error) {
   std::string linker = FindTool({"clang-19", "clang", "cc"});
   if (linker.empty()) {
@@ -97,6 +97,9 @@ bool LinkShared(const std::string& object, const std::string& output,
       // The runtime's line tables are of no use to embedders (and DWARF 5
       // trips older valgrind).
       "-Wl,--strip-debug", "-lstdc++", "-lm", "-lpthread"};
+  // The CUDA runtime loads the driver with dlopen (in libc since glibc
+  // 2.34, in libdl before).
+  if (device) args.push_back("-ldl");
   std::vector<std::string> sanitizers = SanitizerFlags();
   args.insert(args.end(), sanitizers.begin(), sanitizers.end());
   // Every symbol must resolve now, except the sanitizers' (their runtime
@@ -162,9 +165,10 @@ bool WriteLibrary(const sema::Program& program, const ir::Module& module,
   llvm::LLVMContext context;
   codegen::CodegenOptions codegen_options;
   codegen_options.opt_level = options.opt_level;
+  codegen_options.hooks = options.hooks;
   std::unique_ptr<llvm::Module> llvm_module =
       codegen::EmitLLVM(module, context, codegen_options);
-  EmitEntryWrappers(abi, *llvm_module);
+  EmitEntryWrappers(abi, *llvm_module, options.hooks != nullptr);
   llvm::SmallString<0> code;
   llvm::raw_svector_ostream code_stream(code);
   if (!codegen::EmitMachineCode(*llvm_module, options.opt_level,
@@ -177,7 +181,7 @@ bool WriteLibrary(const sema::Program& program, const ir::Module& module,
     return false;
   std::string object_path = object.path.str().str();
   return LinkShared(object_path, in_dir("lib" + abi.prefix + ".so"), abi,
-                    options.runtime_library, error) &&
+                    options.runtime_library, options.hooks != nullptr, error) &&
          ArchiveStatic(object_path, in_dir("lib" + abi.prefix + ".a"), abi,
                        options.runtime_library, error);
 }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "compiler/codegen/llvm/codegen.h"
 #include "compiler/ir/ir.h"
 #include "compiler/sema/program.h"
 
@@ -14,6 +15,10 @@ struct LibraryOptions {
   std::string name;             // the file's stem: libNAME.so, NAME.h
   std::string runtime_library;  // libdelta_runtime.a (FindRuntimeLibrary)
   int opt_level = 2;
+  // --target=cuda: the CUDA backend's host hooks (cuda::Hooks), whose
+  // kernels the library launches in each context's device session; null
+  // for a CPU library.
+  codegen::HostHooks* hooks = nullptr;
 };
 
 // Writes libNAME.so, libNAME.a and NAME.h for the `export fn`s of the main

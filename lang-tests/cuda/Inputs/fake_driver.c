@@ -1,0 +1,107 @@
+/* A stand-in for libcuda.so.1 (loaded through DELTA_CUDA_DRIVER) that has
+   memory but cannot run kernels, so that a machine without a GPU can test
+   the runtime's device sessions: copies, failed launches, and that every
+   device buffer and module is released. FAKE_CUDA_DEVICES=0 makes it report
+   no GPU. It says when the last buffer and module are released. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long Pointer;
+enum { kSuccess = 0, kNoDevice = 100, kUnsupported = 801 };
+
+static int live_buffers, live_modules, launches;
+
+static void Released(void) {
+  if (live_buffers == 0 && live_modules == 0)
+    printf("fake driver: everything released after %d launches\n",
+           launches);
+}
+
+int cuGetErrorString(int result, const char** text) {
+  *text = result == kNoDevice ? "no CUDA-capable device is detected"
+                              : "fake driver: not supported";
+  return kSuccess;
+}
+int cuInit(unsigned flags) { return flags == 0 ? kSuccess : kUnsupported; }
+int cuDeviceGetCount(int* count) {
+  const char* devices = getenv("FAKE_CUDA_DEVICES");
+  *count = devices != NULL ? atoi(devices) : 1;
+  return kSuccess;
+}
+int cuDeviceGet(int* device, int ordinal) {
+  *device = ordinal;
+  return kSuccess;
+}
+int cuDeviceGetAttribute(int* value, int attribute, int device) {
+  (void)attribute;
+  (void)device;
+  *value = 2;
+  return kSuccess;
+}
+int cuDevicePrimaryCtxRetain(void** context, int device) {
+  (void)device;
+  static int primary;
+  *context = &primary;
+  return kSuccess;
+}
+int cuCtxSetCurrent(void* context) { return context ? kSuccess : 1; }
+int cuCtxSynchronize(void) { return kSuccess; }
+int cuModuleLoadDataEx(void** module, const void* image, unsigned count,
+                       int* options, void** values) {
+  (void)count;
+  (void)options;
+  (void)values;
+  if (strstr((const char*)image, ".entry") == NULL) return kUnsupported;
+  *module = malloc(1);
+  ++live_modules;
+  return kSuccess;
+}
+int cuModuleUnload(void* module) {
+  free(module);
+  --live_modules;
+  Released();
+  return kSuccess;
+}
+int cuModuleGetFunction(void** function, void* module, const char* name) {
+  (void)module;
+  *function = (void*)name;
+  return kSuccess;
+}
+int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz,
+                   unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                   void* stream, void** params, void** extra) {
+  (void)function, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
+  (void)shared, (void)stream, (void)params, (void)extra;
+  ++launches;
+  return kUnsupported;
+}
+int cuMemAlloc_v2(Pointer* pointer, size_t bytes) {
+  void* memory = malloc(bytes);
+  if (memory == NULL) return 2;
+  *pointer = (Pointer)memory;
+  ++live_buffers;
+  return kSuccess;
+}
+int cuMemFree_v2(Pointer pointer) {
+  free((void*)pointer);
+  --live_buffers;
+  Released();
+  return kSuccess;
+}
+int cuMemcpyHtoD_v2(Pointer dst, const void* src, size_t bytes) {
+  memcpy((void*)dst, src, bytes);
+  return kSuccess;
+}
+int cuMemcpyDtoH_v2(void* dst, Pointer src, size_t bytes) {
+  memcpy(dst, (const void*)src, bytes);
+  return kSuccess;
+}
+int cuMemcpyDtoD_v2(Pointer dst, Pointer src, size_t bytes) {
+  memcpy((void*)dst, (const void*)src, bytes);
+  return kSuccess;
+}
+int cuMemsetD8_v2(Pointer dst, unsigned char value, size_t bytes) {
+  memset((void*)dst, value, bytes);
+  return kSuccess;
+}
