@@ -820,9 +820,8 @@ Value* Times(Builder& b, Value* a, Value* c) {
 Value* SmoothMax(Builder& b, Value* a, Value* c) {
   Value* gap = b.Unary(OpKind::Abs, b.Binary(OpKind::Sub, a, c));
   Value* tail = b.Unary(
-      OpKind::Log,
-      b.Binary(OpKind::Add, b.FloatConst(ElemKind::F64, 1),
-               b.Unary(OpKind::Exp, b.Unary(OpKind::Neg, gap))));
+      OpKind::Log, b.Binary(OpKind::Add, b.FloatConst(ElemKind::F64, 1),
+                            b.Unary(OpKind::Exp, b.Unary(OpKind::Neg, gap))));
   return b.Binary(OpKind::Add, b.Binary(OpKind::Max, a, c), tail);
 }
 
@@ -835,8 +834,8 @@ TEST_CASE("reduce.custom folds (value, tangent) pairs over one dim") {
   // A product over d per column (e is a batch dim) from a differentiated
   // init, and a smooth maximum over e per row from a constant one.
   Value* products = ReduceCustom(*t.b, init, x, d, Times);
-  Value* maxima = ReduceCustom(
-      *t.b, t.b->FloatConst(ElemKind::F64, -1e6), x, e, SmoothMax);
+  Value* maxima =
+      ReduceCustom(*t.b, t.b->FloatConst(ElemKind::F64, -1e6), x, e, SmoothMax);
   t.Return({products, maxima});
   Inputs inputs(31);
   std::vector<Tensor> results =
