@@ -100,28 +100,19 @@ JvpRule JvpRuleOf(OpKind kind) {
     case OpKind::If:
     // Original: y… = call @f (x…)   Tangent: y…, dy… = call @f.jvp (x…, dx…)
     case OpKind::Call:
+    // Original: y = reduce.custom [d] (init, x) { f }
+    // Tangent: a loop over d folds the pairs (acc, dacc) through f and its
+    // tangent rules (Note [Tangent of a custom reduction])
+    case OpKind::ReduceCustom:
     // Terminators: the region that ends with one decides what it yields.
     case OpKind::Yield:
     case OpKind::Return:
       return JvpRule::Structural;
-    // Original: y = reduce.custom [d] (init, x) { f }
-    // Tangent: needs the JVP of f's region as a pair fold; not yet.
-    case OpKind::ReduceCustom:
-      return JvpRule::Unsupported;
   }
-  return JvpRule::Unsupported;
+  return JvpRule::Structural;
 }
 
 namespace {
-
-llvm::Error Fail(const Op& op, const std::string& message) {
-  std::string where;
-  if (op.loc.IsValid())
-    where = op.loc.file + ":" + std::to_string(op.loc.line) + ":" +
-            std::to_string(op.loc.column) + ": ";
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 where + "error: " + message);
-}
 
 llvm::Error InternalError(const std::string& message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -204,6 +195,7 @@ class Emitter {
                                std::vector<bool>& needed);
   llvm::Error EmitIf(const Op& op);
   llvm::Error EmitCall(const Op& op);
+  llvm::Error EmitReduceCustom(const Op& op);
 
   const Function& primal_;
   Function& jvp_;
@@ -361,13 +353,11 @@ llvm::Error Emitter::EmitOp(const Op& op) {
           return EmitIf(op);
         case OpKind::Call:
           return EmitCall(op);
+        case OpKind::ReduceCustom:
+          return EmitReduceCustom(op);
         default:
           return InternalError("a terminator in the middle of a block");
       }
-    case JvpRule::Unsupported:
-      return Fail(op, "forward-mode differentiation (jvp) of " +
-                          ir::OpMnemonic(op.kind).str() +
-                          " is not supported yet");
   }
   return InternalError("unknown rule");
 }
@@ -866,6 +856,96 @@ llvm::Error Emitter::EmitCall(const Op& op) {
   for (size_t k = 0; k < float_results.size(); ++k)
     SetTangent(op.results[float_results[k]],
                call->results[op.results.size() + k]);
+  return llvm::Error::success();
+}
+
+// `value` at the point of the dims in `indices` that it has (an index of
+// each, as a map's arguments are).
+Value* ValueAt(ir::Builder& builder, Value* value,
+               const std::vector<Value*>& indices) {
+  std::vector<Value*> used;
+  for (Value* index : indices)
+    if (value->type.dims.Contains(index->type.index_dim)) used.push_back(index);
+  return used.empty() ? value : builder.Gather(value, used);
+}
+
+// Note [Tangent of a custom reduction]
+// reduce.custom has one result and a combiner of two values, so it cannot
+// fold (value, tangent) pairs itself. Forward mode folds them with ops it
+// already differentiates: per point of the result's other dims (a map), a
+// loop over the reduced dim from init in index order, the primal's order,
+// carrying (acc, dacc) through f and f's tangent rules. The primal value
+// comes from the same loop, so it is exactly the one the op computes.
+// Reverse mode needs prefix and suffix folds instead (Note [Adjoint of a
+// custom reduction] in reverse.cpp).
+llvm::Error Emitter::EmitReduceCustom(const Op& op) {
+  const Value* init_operand = op.operands[0];
+  const Value* x_operand = op.operands[1];
+  if (!Tangent(init_operand) && !Tangent(x_operand)) {
+    transforms::CloneOp(builder_, op, map_);
+    tangents_.erase(op.results[0]);
+    return llvm::Error::success();
+  }
+  const Block& combiner = *op.region(0);
+  const ir::Dim* dim = map_.Lookup(op.dims[0]);
+  const Type result_type = map_.Lookup(op.results[0]->type);
+  const Type acc_type = map_.Lookup(combiner.args[0]->type);
+  const Type elem_type = map_.Lookup(combiner.args[1]->type);
+  const ir::DimList outer = result_type.dims.Minus(acc_type.dims);
+  Value* init = Primal(init_operand);
+  Value* dinit = TangentOrZero(init_operand);
+  Value* x = Primal(x_operand);
+  Value* dx = Tangent(x_operand);
+  Op* map = nullptr;
+  Op* loop = nullptr;
+  {
+    ir::InsertionGuard guard(builder_);
+    std::vector<Value*> indices;
+    if (!outer.empty()) {
+      map = builder_.Create(OpKind::Map, {}, {result_type, result_type});
+      map->dims.assign(outer.begin(), outer.end());
+      std::vector<Type> index_types;
+      for (const ir::Dim* outer_dim : outer)
+        index_types.push_back(Type{ElemKind::Index, outer_dim, {}});
+      Block* body = builder_.AddRegion(map, index_types);
+      indices.assign(body->args.begin(), body->args.end());
+      builder_.SetInsertionBlock(body);
+    }
+    Value* x_here = ValueAt(builder_, x, indices);
+    Value* dx_here = dx ? ValueAt(builder_, dx, indices) : nullptr;
+    loop = builder_.Create(
+        OpKind::Loop,
+        {builder_.IntConst(ElemKind::I64, 0), builder_.Size(dim),
+         Fit(ValueAt(builder_, init, indices), acc_type),
+         Fit(ValueAt(builder_, dinit, indices), acc_type)},
+        {acc_type, acc_type});
+    loop->dims = {dim};
+    Block* step = builder_.AddRegion(
+        loop, {Type{ElemKind::Index, dim, {}}, acc_type, acc_type});
+    Block* map_body = builder_.block();
+    builder_.SetInsertionBlock(step);
+    auto element = [&](Value* all) {
+      if (all->type.dims.Contains(dim))
+        all = builder_.Gather(all, {step->args[0]});
+      return Fit(all, elem_type);
+    };
+    map_.values[combiner.args[0]] = step->args[1];
+    SetTangent(combiner.args[0], step->args[2]);
+    map_.values[combiner.args[1]] = element(x_here);
+    SetTangent(combiner.args[1], dx_here ? element(dx_here) : nullptr);
+    if (llvm::Error error = EmitBlock(combiner)) return error;
+    const Value* combined = combiner.terminator()->operands[0];
+    builder_.Yield({Fit(Primal(combined), acc_type),
+                    Fit(TangentOrZero(combined), acc_type)});
+    if (map) {
+      builder_.SetInsertionBlock(map_body);
+      builder_.Yield({loop->results[0], loop->results[1]});
+    }
+  }
+  Op* folded = map ? map : loop;
+  folded->results[0]->name = op.results[0]->name;
+  map_.values[op.results[0]] = folded->results[0];
+  SetTangent(op.results[0], folded->results[1]);
   return llvm::Error::success();
 }
 

@@ -12,11 +12,11 @@ namespace delta::ad {
 // How forward mode treats an op; every op of ops.def has exactly one (the
 // coverage test in forward_test.cpp checks it).
 enum class JvpRule {
-  NoTangent,    // the result has no tangent (integer, bool, index, constant)
-  Linear,       // the tangent is the same op applied to the tangent
-  Rule,         // a formula of the primal values and the tangents
-  Structural,   // regions, calls and terminators: the tangents flow through
-  Unsupported,  // BuildJvp reports an error
+  NoTangent,   // the result has no tangent (integer, bool, index, constant)
+  Linear,      // the tangent is the same op applied to the tangent
+  Rule,        // a formula of the primal values and the tangents
+  Structural,  // regions, calls, custom reductions and terminators: the
+               // tangents flow through
 };
 JvpRule JvpRuleOf(ir::OpKind kind);
 
@@ -30,9 +30,9 @@ void SetUpJvpSignature(const ir::Function& primal, ir::Function& jvp);
 
 // Fills the body of `jvp`, whose signature is SetUpJvpSignature's, with the
 // forward-mode derivative of `primal`. Called functions get derivative
-// functions `NAME.jvp` in the module (created once, then reused). Fails on
-// ops that forward mode does not support yet (reduce.custom); `jvp` is then
-// left incomplete.
+// functions `NAME.jvp` in the module (created once, then reused). Fails
+// (leaving `jvp` incomplete) only on IR it does not expect, an internal
+// error.
 llvm::Error BuildJvp(const ir::Function& primal, ir::Function& jvp);
 
 }  // namespace delta::ad

@@ -102,6 +102,16 @@ class ReverseBuilder {
   llvm::Error BackwardLoop(const Op& op, const Block& body, const Tape& tape);
   llvm::Error BackwardIf(const Op& op);
   llvm::Error BackwardCall(const Op& op);
+  llvm::Error BackwardReduceCustom(const Op& op);
+  // The combiner of a reduce.custom applied to a and b (already at a point).
+  Value* Apply(const Block& combiner, Value* a, Value* b);
+  // `body` emitted once per point of `dims` (a map over them; just `body`
+  // when there are none), given the index of each dim. Its value of type
+  // `type` (null: zeros) becomes a result over `dims` too.
+  llvm::Expected<Value*> PerPoint(
+      const DimList& dims, const Type& type,
+      llvm::function_ref<llvm::Expected<Value*>(const std::vector<Value*>&)>
+          body);
 
   // --- Adjoints ------------------------------------------------------------
   Value* Adjoint(const Value* value) {
@@ -157,6 +167,14 @@ void ReverseBuilder::ComputeActivity(const Function& primal) {
           }
         }
       }
+      // A combiner's arguments vary with the reduction's operands.
+      if (op->kind == OpKind::ReduceCustom &&
+          llvm::any_of(op->operands, [&](const Value* v) { return Varied(v); }))
+        for (const Value* arg : op->regions[0]->args)
+          if (IsFloatValue(arg) && !Varied(arg)) {
+            varied_.insert(arg);
+            changed = true;
+          }
       for (const auto& region : op->regions) visit(*region);
       bool any =
           llvm::any_of(op->operands, [&](const Value* v) { return Varied(v); });
@@ -645,7 +663,7 @@ llvm::Error ReverseBuilder::Backward(const Op& op) {
     case OpKind::Call:
       return BackwardCall(op);
     case OpKind::ReduceCustom:
-      return Unsupported(op, "reduce(f, …)");
+      return BackwardReduceCustom(op);
     default:
       // Comparisons, logic, constants, sizes and indices carry no adjoint.
       break;
@@ -810,6 +828,162 @@ llvm::Error ReverseBuilder::BackwardCall(const Op& op) {
   size_t next = 0;
   for (const Value* arg : op.operands)
     if (IsFloatValue(arg)) Accumulate(arg, call->results[next++]);
+  return llvm::Error::success();
+}
+
+// `value` at the point of the dims in `indices` that it has.
+Value* ValueAt(Builder& b, Value* value, const std::vector<Value*>& indices) {
+  std::vector<Value*> used;
+  for (Value* index : indices)
+    if (value->type.dims.Contains(index->type.index_dim)) used.push_back(index);
+  return used.empty() ? value : b.Gather(value, used);
+}
+
+Value* ReverseBuilder::Apply(const Block& combiner, Value* a, Value* b) {
+  forward_.values[combiner.args[0]] =
+      b_.Broadcast(a, ForwardType(combiner.args[0]->type).dims);
+  forward_.values[combiner.args[1]] =
+      b_.Broadcast(b, ForwardType(combiner.args[1]->type).dims);
+  for (const auto& inner : combiner.ops) {
+    if (inner->kind == OpKind::Yield) break;
+    transforms::CloneOp(b_, *inner, forward_);
+  }
+  return P(combiner.terminator()->operands[0]);
+}
+
+llvm::Expected<Value*> ReverseBuilder::PerPoint(
+    const DimList& dims, const Type& type,
+    llvm::function_ref<llvm::Expected<Value*>(const std::vector<Value*>&)>
+        body) {
+  if (dims.empty()) {
+    llvm::Expected<Value*> value = body({});
+    if (value && !*value) return Zero(type);
+    return value;
+  }
+  Op* map = b_.Create(OpKind::Map, {}, {type.WithDims(type.dims.Union(dims))});
+  map->dims.assign(dims.begin(), dims.end());
+  std::vector<Type> index_types;
+  for (const Dim* dim : dims)
+    index_types.push_back(Type{ElemKind::Index, dim, {}});
+  ir::InsertionGuard guard(b_);
+  Block* region = b_.AddRegion(map, index_types);
+  b_.SetInsertionBlock(region);
+  llvm::Expected<Value*> value =
+      body(std::vector<Value*>(region->args.begin(), region->args.end()));
+  if (!value) return value.takeError();
+  b_.Yield({*value ? b_.Broadcast(*value, type.dims) : Zero(type)});
+  return map->result();
+}
+
+// Note [Adjoint of a custom reduction]
+// Original: y = reduce.custom [d] (init, x) { f }, f associative, init its
+// neutral element. With the exclusive folds P_k = init ⊕ x_0 ⊕ … ⊕ x_{k-1}
+// and S_k = x_{k+1} ⊕ … ⊕ x_{n-1} ⊕ init, y = f(f(P_k, x_k), S_k) for every
+// k, so
+//   Adjoint: dx_k += vjp of b -> f(f(P_k, b), S_k) at x_k, applied to dy
+//            dinit += vjp of a -> f(a, X) at init, applied to dy, where
+//            X = S_-1 = x_0 ⊕ … ⊕ x_{n-1} ⊕ init
+// P and S are two loops over d (one from each end) that stack their state;
+// the vjps run once per element, in parallel (a map over d and the other
+// dims of the result), each reversing f twice. O(n) time and memory per
+// reduction. A sequential fold reversed by the loop rule would carry the
+// adjoint of all of x as loop state: O(n^2). A combiner that reads a
+// differentiated value besides its arguments is reported: its adjoint would
+// be a sum over every application of f, which this rule does not form.
+llvm::Error ReverseBuilder::BackwardReduceCustom(const Op& op) {
+  const Value* init_operand = op.operands[0];
+  const Value* x_operand = op.operands[1];
+  const Block& combiner = *op.regions[0];
+  for (const Value* capture : CapturesOf(op))
+    if (Varied(capture))
+      return Unsupported(op,
+                         "reduce(f, …) with an f that reads a differentiated "
+                         "value besides its arguments");
+  Value* dy = Adjoint(op.results[0]);
+  Value* init = P(init_operand);
+  Value* x = P(x_operand);
+  const Dim* dim = forward_.Lookup(op.dims[0]);
+  const Type y_type = ForwardType(op.results[0]->type);
+  const Type acc_type = ForwardType(combiner.args[0]->type);
+  const Type elem_type = ForwardType(combiner.args[1]->type);
+  const DimList outer = y_type.dims.Minus(acc_type.dims);
+  Value* last =
+      b_.Binary(OpKind::Sub, b_.Size(dim), b_.IntConst(ElemKind::I64, 1));
+  auto reversed = [&](Value* k) {
+    return b_.Convert(
+        b_.Binary(OpKind::Sub, last, b_.Convert(k, ElemKind::I64)),
+        ElemKind::Index, dim);
+  };
+  // The fold from each end: its final state and its state before each
+  // element (stacked over d at the loop's iteration).
+  auto fold = [&](bool from_end) {
+    Op* loop = b_.Create(OpKind::Loop,
+                         {b_.IntConst(ElemKind::I64, 0), b_.Size(dim),
+                          b_.Broadcast(init, y_type.dims)},
+                         {y_type, y_type.WithDims(y_type.dims.Union({dim}))});
+    loop->dims = {dim};
+    loop->loc = op.loc;
+    ir::InsertionGuard guard(b_);
+    Block* region =
+        b_.AddRegion(loop, {Type{ElemKind::Index, dim, {}}, y_type});
+    b_.SetInsertionBlock(region);
+    Value* k = from_end ? reversed(region->args[0]) : region->args[0];
+    Value* x_k = x->type.dims.Contains(dim) ? b_.Gather(x, {k}) : x;
+    Value* acc = region->args[1];
+    Value* next = llvm::cantFail(PerPoint(
+        outer, acc_type,
+        [&](const std::vector<Value*>& at) -> llvm::Expected<Value*> {
+          Value* a = ValueAt(b_, acc, at);
+          Value* b = ValueAt(b_, x_k, at);
+          return from_end ? Apply(combiner, b, a) : Apply(combiner, a, b);
+        }));
+    b_.Yield({b_.Broadcast(next, y_type.dims), acc});
+    return std::make_pair(loop->results[0], loop->results[1]);
+  };
+  Value* prefix = fold(false).second;
+  std::pair<Value*, Value*> from_end = fold(true);
+  Value* total = from_end.first;
+  Value* suffix = b_.Gather(from_end.second, {reversed(b_.Iota(dim))});
+  if (Varied(x_operand)) {
+    auto dx = PerPoint(
+        outer.Union({dim}), elem_type,
+        [&](const std::vector<Value*>& at) -> llvm::Expected<Value*> {
+          Value* a = b_.Broadcast(ValueAt(b_, prefix, at), acc_type.dims);
+          Value* b = b_.Broadcast(ValueAt(b_, x, at), elem_type.dims);
+          Value* c = b_.Broadcast(ValueAt(b_, suffix, at), acc_type.dims);
+          Value* seed = ValueAt(b_, dy, at);
+          // f(t, c) with t = f(a, b): reverse the outer f, then the inner.
+          Value* t = Apply(combiner, a, b);
+          forward_.values[combiner.args[1]] = c;
+          forward_.values[combiner.args[0]] = t;
+          auto dt = ReverseBlock(combiner, {seed}, {combiner.args[0]});
+          if (!dt) return dt.takeError();
+          if (!(*dt)[0]) return nullptr;
+          forward_.values[combiner.args[0]] = a;
+          forward_.values[combiner.args[1]] = b;
+          auto db = ReverseBlock(combiner, {(*dt)[0]}, {combiner.args[1]});
+          if (!db) return db.takeError();
+          return (*db)[0];
+        });
+    if (!dx) return dx.takeError();
+    Accumulate(x_operand, *dx);
+  }
+  if (Varied(init_operand)) {
+    auto dinit =
+        PerPoint(outer, acc_type,
+                 [&](const std::vector<Value*>& at) -> llvm::Expected<Value*> {
+                   forward_.values[combiner.args[0]] =
+                       b_.Broadcast(ValueAt(b_, init, at), acc_type.dims);
+                   forward_.values[combiner.args[1]] =
+                       b_.Broadcast(ValueAt(b_, total, at), elem_type.dims);
+                   auto da = ReverseBlock(combiner, {ValueAt(b_, dy, at)},
+                                          {combiner.args[0]});
+                   if (!da) return da.takeError();
+                   return (*da)[0];
+                 });
+    if (!dinit) return dinit.takeError();
+    Accumulate(init_operand, *dinit);
+  }
   return llvm::Error::success();
 }
 
