@@ -5,7 +5,7 @@
 // `evaluate` (the adapters in evals/). See docs/gradbench.md.
 #include "tool.h"
 
-#include <sys/stat.h>
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
