@@ -2,8 +2,9 @@
 """Self-test of the GradBench tool: speaks the protocol (SPEC.md) to the tool
 on small inputs of every eval and checks its answers against independent
 NumPy references written from the specification (finite differences where
-there is no closed form handy), then sends malformed messages, which must
-get `success: false` and an error text, never a crash.
+there is no closed form handy), then sends malformed messages and inputs
+that the modules' libraries reject, which must get `success: false` and an
+error text, never a crash.
 
 Usage: selftest.py [TOOL] [EVAL...]   (TOOL defaults to bench/gradbench/tool)
        selftest.py [TOOL] --ht-default [MAX_POINTS]   (ht on its default
@@ -438,6 +439,20 @@ def check_malformed(tool):
     ]:
         response = tool.send(message)
         if response.get("success") is not False or not isinstance(response.get("error"), str):
+            errors.append(f"{what}: {response}")
+    # Errors that the module's library finds and reports through its C ABI
+    # (a status and the context's message): the answer carries both.
+    tool.send({"kind": "define", "module": "kmeans"})
+    for what, message, expected in [
+        ("sizes the library rejects",
+         {"kind": "evaluate", "module": "kmeans", "function": "cost",
+          "input": {"points": [[1.0, 2.0]], "centroids": [[1.0, 2.0, 3.0]], **RUNS}},
+         "size mismatch: kmeans_cost: "),
+        ("a run-time error of the module", {**base, "input": {"x": [1.0], "n": -3, **RUNS}},
+         "run-time error: "),
+    ]:
+        response = tool.send(message)
+        if response.get("success") is not False or not str(response.get("error")).startswith(expected):
             errors.append(f"{what}: {response}")
     response = tool.send({"kind": "something new"})
     if set(response) != {"id"}:
