@@ -14,6 +14,7 @@
 #include "compiler/transforms/opt/eliminate_dead_code.h"
 #include "compiler/transforms/opt/fold_constants.h"
 #include "compiler/transforms/opt/fuse_elementwise.h"
+#include "compiler/transforms/opt/fuse_maps.h"
 #include "compiler/transforms/opt/inline_calls.h"
 #include "compiler/transforms/opt/simplify.h"
 
@@ -72,6 +73,12 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
     // of their sources, which can now fuse into the reading map.
     passes.push_back(&Pass("eliminate-dead-code"));
     passes.push_back(&Pass("fuse-elementwise"));
+    // What fusion left over the same dims becomes one loop per group; its
+    // members' reads of slices become point reads (simplify), and the
+    // merged bodies read the same inputs, which CSE merges.
+    passes.push_back(&Pass("fuse-maps"));
+    passes.push_back(&Pass("simplify"));
+    passes.push_back(&Pass("eliminate-common-subexpressions"));
   }
   passes.push_back(&Pass("eliminate-dead-code"));
   return passes;

@@ -46,6 +46,16 @@ bool ReadsOnlyAtPoint(const ir::Op& map, const ir::Value* value) {
   return true;
 }
 
+// An index argument of a region (a map's, a reduction's, a loop's over a
+// dim) runs over its dim, so a gather at it needs no range check. Inside
+// an outlined chunk LLVM could not prove that itself (the chunk's bounds
+// are arguments), and the check's branch kept the loop scalar.
+bool IsLoopIndex(const ir::Value* value) {
+  return value->def == nullptr && value->block != nullptr &&
+         value->block->parent != nullptr &&
+         value->type.elem == ir::ElemKind::Index;
+}
+
 }  // namespace
 
 ArrayView FunctionEmitter::View(const ir::Type& type, llvm::Value* data) {
@@ -78,8 +88,11 @@ llvm::Value* FunctionEmitter::ElementPointer(const ArrayView& view,
 
 llvm::Value* FunctionEmitter::LoadElement(const ArrayView& view,
                                           const Coords& coords) {
-  llvm::Value* value = builder_.CreateLoad(MemoryType(view.type.elem),
-                                           ElementPointer(view, coords));
+  llvm::LoadInst* load = builder_.CreateLoad(MemoryType(view.type.elem),
+                                             ElementPointer(view, coords));
+  if (access_group_ != nullptr)
+    load->setMetadata(llvm::LLVMContext::MD_access_group, access_group_);
+  llvm::Value* value = load;
   if (view.type.elem == ir::ElemKind::Bool)
     value = builder_.CreateTrunc(value, builder_.getInt1Ty());
   return value;
@@ -89,7 +102,10 @@ void FunctionEmitter::StoreElement(const ArrayView& view, const Coords& coords,
                                    llvm::Value* value) {
   if (view.type.elem == ir::ElemKind::Bool)
     value = builder_.CreateZExt(value, builder_.getInt8Ty());
-  builder_.CreateStore(value, ElementPointer(view, coords));
+  llvm::StoreInst* store =
+      builder_.CreateStore(value, ElementPointer(view, coords));
+  if (access_group_ != nullptr)
+    store->setMetadata(llvm::LLVMContext::MD_access_group, access_group_);
 }
 
 Operand FunctionEmitter::Prepare(const ir::Value* value) {
@@ -108,19 +124,39 @@ llvm::Value* FunctionEmitter::Read(const Operand& operand,
   return operand.is_array ? LoadElement(operand.array, coords) : operand.scalar;
 }
 
+// See EmitLoopNest.
+constexpr int64_t kUnrolledDimMax = 4;
+
 void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
                                    Coords& coords,
-                                   const std::function<void()>& body) {
+                                   const std::function<void()>& body,
+                                   llvm::MDNode* parallel_accesses) {
   if (dims.empty()) {
     body();
     return;
   }
   const ir::Dim* dim = dims.front();
-  EmitFor(builder_.getInt64(0), DimSize(dim), [&](llvm::Value* i) {
-    coords[dim] = i;
-    EmitLoopNest(dims.drop_front(), coords, body);
+  // An innermost dim of a few elements inside another loop is unrolled
+  // here, so that the loop around it is the innermost one, which the
+  // vectorizer widens (LLVM's own full unrolling gives up on long bodies,
+  // such as a fused map's over [obs, comp] with comp = 2).
+  if (dims.size() == 1 && !coords.empty() && dim->constant &&
+      *dim->constant <= kUnrolledDimMax) {
+    for (int64_t i = 0; i < *dim->constant; ++i) {
+      coords[dim] = builder_.getInt64(i);
+      body();
+    }
     coords.erase(dim);
-  });
+    return;
+  }
+  EmitFor(
+      builder_.getInt64(0), DimSize(dim),
+      [&](llvm::Value* i) {
+        coords[dim] = i;
+        EmitLoopNest(dims.drop_front(), coords, body, parallel_accesses);
+        coords.erase(dim);
+      },
+      parallel_accesses);
 }
 
 llvm::Value* FunctionEmitter::EmitTabulate(
@@ -477,9 +513,10 @@ void FunctionEmitter::EmitGather(const ir::Op& op) {
       EmitTabulate(op.results[0]->type, [&](Coords& coords) -> llvm::Value* {
         Coords at = coords;
         for (size_t i = 0; i < indices.size(); ++i) {
-          const ir::Dim* dim = op.operands[i + 1]->type.index_dim;
+          const ir::Value* operand = op.operands[i + 1];
+          const ir::Dim* dim = operand->type.index_dim;
           llvm::Value* index = Read(indices[i], coords);
-          EmitIndexCheck(index, dim, op.loc);
+          if (!IsLoopIndex(operand)) EmitIndexCheck(index, dim, op.loc);
           at[dim] = index;
         }
         return LoadElement(x, at);

@@ -387,7 +387,8 @@ llvm::Value* FunctionEmitter::TakeOperand(const ir::Op& op, size_t i) {
 }
 
 void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
-                              const std::function<void(llvm::Value*)>& body) {
+                              const std::function<void(llvm::Value*)>& body,
+                              llvm::MDNode* parallel_accesses) {
   llvm::AllocaInst* counter = EntryAlloca(builder_.getInt64Ty(), "i");
   builder_.CreateStore(lo, counter);
   auto* header = llvm::BasicBlock::Create(context_, "loop", llvm_function_);
@@ -400,7 +401,16 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
   builder_.SetInsertPoint(body_block);
   body(i);
   builder_.CreateStore(builder_.CreateAdd(i, builder_.getInt64(1)), counter);
-  builder_.CreateBr(header);
+  llvm::BranchInst* latch = builder_.CreateBr(header);
+  if (parallel_accesses != nullptr) {
+    llvm::Metadata* property[] = {
+        llvm::MDString::get(context_, "llvm.loop.parallel_accesses"),
+        parallel_accesses};
+    llvm::Metadata* self[] = {nullptr, llvm::MDNode::get(context_, property)};
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(context_, self);
+    loop->replaceOperandWith(0, loop);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
   builder_.SetInsertPoint(exit);
 }
 

@@ -146,8 +146,11 @@ class FunctionEmitter {
   // An owned copy of op.operands[i] for an op that takes ownership (loop
   // state): the buffer itself when this is its last use, else a copy.
   llvm::Value* TakeOperand(const ir::Op& op, size_t i);
+  // A counted loop; with `parallel_accesses`, its latch says that the
+  // accesses in that group carry no dependence between iterations.
   void EmitFor(llvm::Value* lo, llvm::Value* hi,
-               const std::function<void(llvm::Value*)>& body);
+               const std::function<void(llvm::Value*)>& body,
+               llvm::MDNode* parallel_accesses = nullptr);
   void EmitLoop(const ir::Op& op);
   void EmitWhile(const ir::Op& op);
   void EmitIf(const ir::Op& op);
@@ -167,12 +170,16 @@ class FunctionEmitter {
   // Loops over `dims` (outermost first), calling `body` at each point with
   // the coordinates of these dims added to `coords`.
   void EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
-                    const std::function<void()>& body);
+                    const std::function<void()>& body,
+                    llvm::MDNode* parallel_accesses = nullptr);
   // parallel.cpp: EmitLoopNest whose iterations are independent: when
   // `work` (an estimate of the elements the nest touches) is large, the
   // outermost loop is split into chunks that run on the thread pool.
   void EmitParallelNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
                         llvm::Value* work, const std::function<void()>& body);
+  void EmitIndependentNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
+                           llvm::Value* work, const std::function<void()>& body,
+                           llvm::MDNode* group);
   // An array of `type` whose element at each point is `element()`: a fresh
   // buffer, or `into` (which must have room for it).
   llvm::Value* EmitTabulate(const ir::Type& type,
@@ -229,6 +236,9 @@ class FunctionEmitter {
   size_t op_index_ = 0;
   // Inside a loop nest that EmitParallelNest outlines (no nested outlining).
   bool in_parallel_nest_ = false;
+  // The access group of the EmitParallelNest being emitted: array loads
+  // and stores join it (Note [Independent iterations]).
+  llvm::MDNode* access_group_ = nullptr;
 };
 
 }  // namespace delta::codegen

@@ -69,11 +69,36 @@ void HoistAllocas(llvm::Function& function) {
 
 }  // namespace
 
+// Note [Independent iterations]: the points of an EmitParallelNest are
+// independent by construction (each writes its own elements and reads what
+// no other point writes), but LLVM sees pointers loaded from a chunk's
+// context and cannot prove that a result does not alias an input: with
+// more than a few arrays it gives up on the runtime checks and leaves the
+// loop scalar (a map with twenty results, say). So the array loads and
+// stores of the nest join one access group and each of its loops carries
+// llvm.loop.parallel_accesses for it, which lets the vectorizer skip the
+// dependence analysis. Loops inside the body (a reduction's) are not
+// marked; their accesses belong to one point of the nest, so the group
+// stays truthful. A nest inside another one's body joins the outer group.
 void FunctionEmitter::EmitParallelNest(llvm::ArrayRef<const ir::Dim*> dims,
                                        Coords& coords, llvm::Value* work,
                                        const std::function<void()>& body) {
-  if (!module_.parallel || in_parallel_nest_ || dims.empty()) {
+  if (access_group_ != nullptr || dims.empty()) {
     EmitLoopNest(dims, coords, body);
+    return;
+  }
+  llvm::MDNode* group = llvm::MDNode::getDistinct(context_, {});
+  access_group_ = group;
+  EmitIndependentNest(dims, coords, work, body, group);
+  access_group_ = nullptr;
+}
+
+void FunctionEmitter::EmitIndependentNest(llvm::ArrayRef<const ir::Dim*> dims,
+                                          Coords& coords, llvm::Value* work,
+                                          const std::function<void()>& body,
+                                          llvm::MDNode* group) {
+  if (!module_.parallel || in_parallel_nest_) {
+    EmitLoopNest(dims, coords, body, group);
     return;
   }
   const ir::Dim* outer = dims.front();
@@ -87,11 +112,14 @@ void FunctionEmitter::EmitParallelNest(llvm::ArrayRef<const ir::Dim*> dims,
   builder_.CreateBr(region);
   builder_.SetInsertPoint(region);
   in_parallel_nest_ = true;
-  EmitFor(lo, hi, [&](llvm::Value* i) {
-    coords[outer] = i;
-    EmitLoopNest(dims.drop_front(), coords, body);
-    coords.erase(outer);
-  });
+  EmitFor(
+      lo, hi,
+      [&](llvm::Value* i) {
+        coords[outer] = i;
+        EmitLoopNest(dims.drop_front(), coords, body, group);
+        coords.erase(outer);
+      },
+      group);
   in_parallel_nest_ = false;
   builder_.CreateBr(after);
 

@@ -1,0 +1,297 @@
+// Map fusion: sibling point-wise loops over the same dims become one.
+//
+// Note [Map fusion]
+// fuse-elementwise fuses chains whose intermediates have one user. What it
+// leaves is a graph of maps and elementwise ops over the same dims whose
+// values have several users: a projection's shared subterms, the values a
+// reverse pass reads twice, an LSTM cell's gates. Each is a loop that
+// stores an array that later loops load again. This pass walks each block
+// in order and merges every member (a map whose body is scalar ops, or an
+// elementwise array op) into the latest group over the same dims, which
+// becomes one map with a result per member. Inside it, a member reads an
+// earlier member's result as the scalar computed at the same point, so a
+// result that nothing outside reads is dead (DCE drops it) and never
+// stored. The merged map is placed where the group was, if everything the
+// member reads exists there, or else where the member was, if nothing in
+// between reads the group. An op with effects (a print, a loop that may
+// print) ends every group, so output keeps its order; run-time checks, in
+// members or between them, do not: fusing loops that may fail can only
+// change which failure is reported. Maps with regions inside stay alone, so that
+// one loop that does not vectorize cannot stop a whole group from
+// vectorizing.
+#include "compiler/transforms/opt/fuse_maps.h"
+
+#include <llvm/ADT/DenseMap.h>
+
+#include <optional>
+#include <vector>
+
+#include "compiler/ir/builder.h"
+#include "compiler/transforms/rewrite.h"
+
+namespace delta::opt {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+// Ops that may fail at run time but do nothing else.
+bool IsCheck(const Op& op) {
+  switch (op.kind) {
+    case OpKind::ToIndex:
+    case OpKind::Div:
+    case OpKind::Rem:
+    case OpKind::Convert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsElementwiseArrayOp(const Op& op) {
+  if (op.results.size() != 1 || op.results[0]->type.IsScalar() ||
+      transforms::HasEffects(op))
+    return false;
+  return ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
+         op.kind == OpKind::Select;
+}
+
+// A map whose body is scalar ops without regions and yields scalars.
+bool IsScalarMap(const Op& op) {
+  if (op.kind != OpKind::Map) return false;
+  for (const auto& inner : op.region(0)->ops) {
+    if (!inner->regions.empty() ||
+        (transforms::HasEffects(*inner) && inner->kind != OpKind::Yield &&
+         !IsCheck(*inner)))
+      return false;
+    const std::vector<Value*>& values =
+        inner->kind == OpKind::Yield ? inner->operands : inner->results;
+    for (const Value* value : values)
+      if (!value->type.IsScalar()) return false;
+  }
+  return true;
+}
+
+bool IsMember(const Op& op) {
+  return IsScalarMap(op) || IsElementwiseArrayOp(op);
+}
+
+// The dims a member loops over, in the order of its index arguments.
+std::vector<const ir::Dim*> LoopDims(const Op& op) {
+  if (op.kind == OpKind::Map) return op.dims;
+  const ir::DimList& dims = op.results[0]->type.dims;
+  return {dims.begin(), dims.end()};
+}
+
+// Whether `read` (an op in a map's body) is a gather of the whole of
+// `array` at exactly the body's point.
+bool IsPointRead(const Op& read, const Value* array, const ir::Block& body) {
+  if (read.kind != OpKind::Gather || read.operands[0] != array ||
+      read.operands.size() != array->type.dims.size() + 1)
+    return false;
+  for (size_t i = 0; i < array->type.dims.size(); ++i) {
+    const Value* index = read.operands[i + 1];
+    if (index->block != &body || index->def != nullptr ||
+        index->type.index_dim != array->type.dims[i])
+      return false;
+  }
+  return true;
+}
+
+class MapFuser {
+ public:
+  explicit MapFuser(ir::Function& function)
+      : function_(function), builder_(&function) {}
+
+  bool changed() const { return changed_; }
+
+  void Block(ir::Block& block) {
+    // The latest group over each set of dims.
+    std::vector<Op*> open;
+    for (size_t i = 0; i < block.ops.size(); ++i) {
+      Op& op = *block.ops[i];
+      if (!IsMember(op)) {
+        for (auto& region : op.regions) Block(*region);
+        // A run-time check may move past a member, like checks inside.
+        bool check = IsCheck(op) && op.regions.empty();
+        if (!check && transforms::HasEffectsDeep(op)) open.clear();
+        continue;
+      }
+      ir::DimList dims(LoopDims(op));
+      Op** group = nullptr;
+      for (Op*& candidate : open)
+        if (ir::DimList(LoopDims(*candidate)) == dims) group = &candidate;
+      if (group == nullptr) {
+        open.push_back(&op);
+        continue;
+      }
+      std::optional<size_t> at = Placement(**group, op);
+      if (!at) {
+        *group = &op;
+        continue;
+      }
+      // Either way the op after the member moves to position i: the ops in
+      // between are not visited again.
+      *group = Merge(**group, op, *at);
+      --i;
+      changed_ = true;
+    }
+  }
+
+ private:
+  // Where `member` and `group` can be one map: the block position of
+  // `group` or of `member`, or nullopt.
+  std::optional<size_t> Placement(const Op& group, const Op& member) {
+    const ir::Block& block = *group.parent;
+    size_t group_at = transforms::IndexOf(group);
+    size_t member_at = transforms::IndexOf(member);
+    bool available = true;  // everything member reads exists at group_at
+    bool point_reads = true;
+    auto reads = [&](const Value* value, const Op* reader) {
+      if (value->def == &group) {
+        // Elementwise members read every operand at their point.
+        if (reader != nullptr &&
+            !IsPointRead(*reader, value, *member.region(0)))
+          point_reads = false;
+        return;
+      }
+      if (value->def != nullptr && value->def->parent == &block &&
+          transforms::IndexOf(*value->def) >= group_at)
+        available = false;
+    };
+    if (member.kind == OpKind::Map) {
+      const ir::Block& body = *member.region(0);
+      for (const auto& inner : body.ops)
+        for (const Value* operand : inner->operands)
+          if (operand->block != &body &&
+              (operand->def == nullptr || operand->def->parent != &body))
+            reads(operand, inner.get());
+    } else {
+      for (const Value* operand : member.operands) reads(operand, nullptr);
+    }
+    if (!point_reads) return std::nullopt;
+    if (available) return group_at;
+    // Sinking the group to the member: nothing in between may read it.
+    for (size_t k = group_at + 1; k < member_at; ++k) {
+      bool reads_group = false;
+      auto check = [&](const Op& inner) {
+        for (const Value* operand : inner.operands)
+          reads_group |= operand->def == &group;
+      };
+      check(*block.ops[k]);
+      for (auto& region : block.ops[k]->regions)
+        transforms::WalkOps(*region, check);
+      if (reads_group) return std::nullopt;
+    }
+    return member_at;
+  }
+
+  // Emits `member`'s body at one point of the merged map (indices by dim),
+  // its reads of the group's results replaced by their scalars; appends
+  // its yielded values to `yields`.
+  void EmitMember(const Op& member,
+                  const llvm::DenseMap<const ir::Dim*, Value*>& index_of,
+                  const llvm::DenseMap<Value*, Value*>& scalars,
+                  std::vector<Value*>& yields) {
+    if (member.kind != OpKind::Map) {
+      std::vector<Value*> operands;
+      for (Value* operand : member.operands) {
+        auto it = scalars.find(operand);
+        if (operand->type.IsScalar()) {
+          operands.push_back(operand);
+        } else if (it != scalars.end()) {
+          operands.push_back(it->second);
+        } else {
+          std::vector<Value*> at;
+          for (const ir::Dim* dim : operand->type.dims)
+            at.push_back(index_of.at(dim));
+          operands.push_back(builder_.Gather(operand, at));
+        }
+      }
+      Op* scalar = builder_.Create(member.kind, std::move(operands),
+                                   {member.results[0]->type.WithDims({})});
+      scalar->loc = member.loc;
+      yields.push_back(scalar->results[0]);
+      return;
+    }
+    const ir::Block& body = *member.region(0);
+    transforms::CloneMap map;
+    for (size_t k = 0; k < member.dims.size(); ++k)
+      map.values[body.args[k]] = index_of.at(member.dims[k]);
+    for (const auto& inner : body.ops) {
+      if (inner->kind == OpKind::Yield) {
+        for (Value* value : inner->operands)
+          yields.push_back(map.Lookup(value));
+        break;
+      }
+      if (inner->kind == OpKind::Gather) {
+        auto it = scalars.find(inner->operands[0]);
+        if (it != scalars.end()) {
+          map.values[inner->results[0]] = it->second;
+          continue;
+        }
+      }
+      transforms::CloneOp(builder_, *inner, map);
+    }
+  }
+
+  Op* Merge(Op& group, Op& member, size_t at) {
+    ir::Block& block = *group.parent;
+    std::vector<const ir::Dim*> dims = LoopDims(group);
+    std::vector<ir::Type> types;
+    for (const Op* op : {&group, &member})
+      for (const Value* result : op->results) types.push_back(result->type);
+    std::vector<ir::Type> index_types;
+    for (const ir::Dim* dim : dims)
+      index_types.push_back(ir::Type{ir::ElemKind::Index, dim, {}});
+    Op* merged = nullptr;
+    builder_.SetLoc(group.loc);
+    transforms::InsertAt(builder_, block, at, [&] {
+      merged = builder_.Create(OpKind::Map, {}, types);
+      merged->dims = dims;
+      ir::Block* body = builder_.AddRegion(merged, index_types);
+      ir::InsertionGuard guard(builder_);
+      builder_.SetInsertionBlock(body);
+      llvm::DenseMap<const ir::Dim*, Value*> index_of;
+      for (size_t k = 0; k < dims.size(); ++k)
+        index_of[dims[k]] = body->args[k];
+      std::vector<Value*> yields;
+      EmitMember(group, index_of, llvm::DenseMap<Value*, Value*>(), yields);
+      llvm::DenseMap<Value*, Value*> scalars;
+      for (size_t k = 0; k < group.results.size(); ++k)
+        scalars[group.results[k]] = yields[k];
+      EmitMember(member, index_of, scalars, yields);
+      builder_.Yield(yields);
+    });
+    llvm::DenseMap<Value*, Value*> replacements;
+    size_t k = 0;
+    for (Op* op : {&group, &member})
+      for (Value* result : op->results) {
+        merged->results[k]->name = result->name;
+        replacements[result] = merged->results[k++];
+      }
+    transforms::ReplaceUses(function_, replacements);
+    transforms::EraseOp(member);
+    transforms::EraseOp(group);
+    return merged;
+  }
+
+  ir::Function& function_;
+  ir::Builder builder_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool FuseMaps(ir::Module& module) {
+  bool changed = false;
+  for (auto& function : module.functions) {
+    MapFuser fuser(*function);
+    fuser.Block(*function->body);
+    changed |= fuser.changed();
+  }
+  return changed;
+}
+
+}  // namespace delta::opt

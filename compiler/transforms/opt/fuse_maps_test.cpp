@@ -1,0 +1,94 @@
+// Unit tests of map fusion: sibling maps and elementwise ops over the same
+// dims become one map; reads of merged results become scalars.
+#include "compiler/transforms/opt/fuse_maps.h"
+
+#include "compiler/transforms/opt/eliminate_dead_code.h"
+#include "compiler/transforms/testing.h"
+
+using namespace delta;
+using namespace delta::ir;
+using namespace delta::transforms::testing;
+
+namespace {
+
+// map [d] { yield kind(x[i]) }
+Value* UnaryMap(Builder& b, OpKind kind, Value* x, Dim* d) {
+  Op* map = b.Create(OpKind::Map, {}, {x->type});
+  map->dims = {d};
+  Block* body = b.AddRegion(map, {Type{ElemKind::Index, d, {}}});
+  InsertionGuard guard(b);
+  b.SetInsertionBlock(body);
+  b.Yield({b.Unary(kind, b.Gather(x, {body->args[0]}))});
+  return map->result();
+}
+
+}  // namespace
+
+TEST_CASE("a shared value and its users become one map") {
+  Module module;
+  Dim* n = module.AddDim("n", 1000);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F64({n}), "x");
+  // s = sin(x) is read by two maps and an elementwise op; only the sums
+  // leave the function.
+  Value* s = UnaryMap(b, OpKind::Sin, x, n);
+  Value* c = UnaryMap(b, OpKind::Exp, s, n);
+  Value* t = b.Binary(OpKind::Mul, s, x);
+  Return(b, {b.Reduce(ReduceKind::Sum, c, {n}),
+             b.Reduce(ReduceKind::Sum, t, {n})});
+
+  CHECK(opt::FuseMaps(module));
+  opt::EliminateDeadCode(module);
+  CheckValid(module);
+  std::string text = Print(module);
+  CHECK(Count(text, "map [n]") == 1);
+  // sin's result is used only inside: it is not a result any more.
+  CHECK(Contains(text, "} : (f64[n], f64[n])\n"));
+  CHECK(Count(text, "sin") == 1);
+}
+
+TEST_CASE("maps over other dims, or reading a result elsewhere, stay apart") {
+  Module module;
+  Dim* n = module.AddDim("n", 8);
+  Dim* m = module.AddDim("m", 8);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F64({n}), "x");
+  Value* y = AddParam(f, F64({m}), "y");
+  Value* s = UnaryMap(b, OpKind::Sin, x, n);
+  Value* other = UnaryMap(b, OpKind::Cos, y, m);
+  // A read of s at another point (its reverse) cannot be a scalar.
+  Op* shifted = b.Create(OpKind::Map, {}, {F64({n})});
+  shifted->dims = {n};
+  {
+    Block* body = b.AddRegion(shifted, {Type{ElemKind::Index, n, {}}});
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(body);
+    Value* seven = b.IntConst(ElemKind::I64, 7);
+    Value* i = b.Convert(body->args[0], ElemKind::I64);
+    Value* j = b.ToIndex(n, b.Binary(OpKind::Sub, seven, i));
+    b.Yield({b.Gather(s, {j})});
+  }
+  Return(b, {s, other, shifted->result()});
+
+  CHECK_FALSE(opt::FuseMaps(module));
+  CheckValid(module);
+  CHECK(Count(Print(module), "= map [") == 3);
+}
+
+TEST_CASE("a print between two maps keeps them apart") {
+  Module module;
+  Dim* n = module.AddDim("n", 8);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F64({n}), "x");
+  Value* s = UnaryMap(b, OpKind::Sin, x, n);
+  Op* print = b.Create(OpKind::Print, {s}, {});
+  print->print_items = {PrintItem{true, ""}};
+  Value* c = UnaryMap(b, OpKind::Cos, x, n);
+  Return(b, {c});
+
+  CHECK_FALSE(opt::FuseMaps(module));
+  CheckValid(module);
+}
