@@ -1,9 +1,16 @@
 #!/usr/bin/python3
-"""Times the GradBench tool on the default workloads of SPEC.md and, where
-there is one, a vectorized NumPy reference of the same function; prints a
-Markdown table (docs/gradbench.md). Not part of the test suite.
+"""Runs the GradBench tool on the default workloads of SPEC.md, checks every
+output against an independent NumPy reference (references.py) with the
+validator's rule (SPEC §2: |a − e| / max(1, |a| + |e|) ≤ 1e-4, the same JSON
+shape and keys, integers exact, no NaN/inf), and times it against, where
+there is one, a vectorized NumPy version of the same function; prints a
+Markdown table (docs/gradbench.md), then the failures and a summary per
+eval. Exit status 1 if a define, an evaluate or a check failed.
 
-Usage: bench.py [--quick] [EVAL...]   (--quick: the smaller half of each eval's sizes)
+Usage: bench.py [--quick] [--check-only] [EVAL...]
+  --quick       the smaller half of each eval's sizes
+  --check-only  run each function once (min_runs = 1, min_seconds = 0) and
+                skip the NumPy timings: the fastest full verification
 """
 import json
 import math
@@ -13,6 +20,8 @@ import sys
 import time
 
 import numpy as np
+
+import references
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNS = {"min_runs": 1, "min_seconds": 1}
@@ -174,19 +183,14 @@ def det():
 
 
 def ht():
-    import selftest  # the hand model and the reference live beside it
-
-    for i, pts in enumerate(selftest.HT_DEFAULT_POINTS):
-        inp = selftest.ht_default_input(pts)
-        yield f"hand{i + 1}_t26_c{pts}", inp, ("objective", "jacobian"), lambda inp=inp: ht_ref(selftest, inp)
+    for i, pts in enumerate(references.HT_DEFAULT_POINTS):
+        inp = references.ht_default_input(pts)
+        yield f"hand{i + 1}_t26_c{pts}", inp, ("objective", "jacobian"), lambda inp=inp: ht_ref(inp)
 
 
-def ht_ref(selftest, inp):
-    # Arrays converted once, outside the timing, as the tool does.
-    data = {"model": {key: np.asarray(value) for key, value in inp["data"]["model"].items()},
-            **{key: np.asarray(inp["data"][key]) for key in ("correspondences", "points")}}
-    theta, us = np.asarray(inp["theta"]), np.asarray(inp["us"])
-    return [lambda: selftest.ht_objective(theta, us, data), None]
+def ht_ref(inp):
+    theta, us, data = references.ht_arrays(inp)  # converted once, outside the timing, as the tool does
+    return [lambda: references.ht_objective(theta, us, data), None]
 
 
 def particle():
@@ -197,7 +201,16 @@ def saddle():
     yield "w=0", {"start": [1.0, 1.0]}, ("rr", "ff", "fr", "rf"), None
 
 
-EVALS = {f.__name__: f for f in (llsq, lse, ode, kmeans, gmm, ba, lstm, det, ht, particle, saddle)}
+def hello():
+    """SPEC §3.1: a bare number in and out, no run fields; each input is the
+    previous output (as the eval sends it), checked against the exact chain
+    with numpy's isclose."""
+    yield "chain", None, ("square", "double") * 4, None
+
+
+HELLO_CHAIN = [1.0, 1.0, 2.0, 4.0, 8.0, 64.0, 128.0, 16384.0, 32768.0]
+
+EVALS = {f.__name__: f for f in (hello, llsq, lse, ode, kmeans, gmm, ba, lstm, det, ht, particle, saddle)}
 
 
 def mean_time(f, seconds=0.3):
@@ -210,10 +223,21 @@ def mean_time(f, seconds=0.3):
     return total / runs
 
 
+def plain(value):
+    """A reference's output as the JSON it stands for (arrays as lists are
+    compared at once by references.Comparison, so they stay arrays)."""
+    if isinstance(value, dict):
+        return {key: plain(v) for key, v in value.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 def main():
     args = sys.argv[1:]
-    quick = "--quick" in args
-    names = [a for a in args if a != "--quick"] or list(EVALS)
+    quick, check_only = "--quick" in args, "--check-only" in args
+    names = [a for a in args if not a.startswith("--")] or list(EVALS)
+    runs = {"min_runs": 1, "min_seconds": 0} if check_only else RUNS
     tool = subprocess.Popen([os.environ.get("GRADBENCH_TOOL", os.path.join(ROOT, "bench/gradbench/tool"))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     ident = 0
 
@@ -221,33 +245,99 @@ def main():
         nonlocal ident
         tool.stdin.write(json.dumps({"id": ident, **message}) + "\n")
         tool.stdin.flush()
+        line = tool.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the tool closed its output after message {ident}")
+        response = json.loads(line)
+        if response.get("id") != ident:
+            raise RuntimeError(f"id {response.get('id')} answers message {ident}")
         ident += 1
-        return json.loads(tool.stdout.readline())
+        return response
 
+    started = time.perf_counter()
+    failures = []  # (eval, workload, function, messages)
+    summary = {}  # eval -> [workloads, failed, worst error, where, worst |a − e|/|e|, where]
     send({"kind": "start", "eval": "bench"})
-    print("| eval | workload | function | Delta (ms) | NumPy (ms) |")
-    print("| --- | --- | --- | ---: | ---: |")
+    print("| eval | workload | function | Delta (ms) | NumPy (ms) | check |")
+    print("| --- | --- | --- | ---: | ---: | --- |")
     for name in names:
-        if not send({"kind": "define", "module": name}).get("success"):
-            print(f"| {name} | | | not defined | |")
+        entry = summary.setdefault(name, [0, 0, 0.0, "", 0.0, ""])
+        response = send({"kind": "define", "module": name})
+        if not response.get("success"):
+            print(f"| {name} | | | not defined | | FAIL |")
+            failures.append((name, "", "define", [str(response.get("error"))]))
+            entry[1] += 1
             continue
         workloads = list(EVALS[name]())
-        if quick:
+        if quick and name != "hello":
             workloads = workloads[: (len(workloads) + 1) // 2]
         for description, inp, functions, reference in workloads:
-            refs = reference() if reference else [None] * len(functions)
-            for function, ref in zip(functions, refs + [None] * (len(functions) - len(refs))):
-                response = send({"kind": "evaluate", "module": name, "function": function, "input": {**inp, **RUNS}, "description": description})
-                if response.get("success"):
-                    times = [t["nanoseconds"] for t in response["timings"] if t["name"] == "evaluate"]
-                    delta = f"{np.mean(times) / 1e6:.3f}"
+            entry[0] += 1
+            workload_failed = False
+            if name == "hello":
+                expected = None
+            else:
+                expected = {key: plain(value) for key, value in references.expected_outputs(name, inp).items()}
+            refs = reference() if reference and not check_only else [None] * len(functions)
+            for step, (function, ref) in enumerate(zip(functions, refs + [None] * (len(functions) - len(refs)))):
+                if name == "hello":
+                    message_input = HELLO_CHAIN[0] if step == 0 else previous
                 else:
-                    delta = "failed: " + response.get("error", "")[:60]
+                    message_input = {**inp, **runs}
+                response = send({"kind": "evaluate", "module": name, "function": function, "input": message_input, "description": description})
+                problems, check = [], ""
+                if response.get("success"):
+                    times = [t["nanoseconds"] for t in response.get("timings", []) if t.get("name") == "evaluate"]
+                    delta = f"{np.mean(times) / 1e6:.3f}" if times else ""
+                    wanted = 1 if name == "hello" else runs["min_runs"]
+                    if len(times) < wanted:
+                        problems.append(f"{len(times)} evaluate timings, expected at least {wanted}")
+                    if "error" in response:
+                        problems.append("a successful response carries an error")
+                    output = response.get("output")
+                    if name == "hello":
+                        e = HELLO_CHAIN[step + 1]
+                        ok = isinstance(output, (int, float)) and not isinstance(output, bool) and abs(output - e) <= 1e-8 + 1e-5 * abs(e)
+                        problems += [] if ok else [f"output: {output!r} vs expected {e!r} (isclose)"]
+                        check = "ok" if ok else "FAIL"
+                        previous = output
+                    else:
+                        comparison = references.Comparison(output, expected[function])
+                        problems += comparison.failures
+                        worst = f"{comparison.worst:.1e} at {comparison.where}" if comparison.where else "exact"
+                        check = (f"ok ({worst})" if not problems else f"FAIL ({len(problems)} problems; worst {worst})")
+                        if comparison.where and (comparison.worst > entry[2] or not entry[3]):
+                            entry[2], entry[3] = comparison.worst, f"{description} {function} {comparison.where}"
+                        if comparison.relative_where and (comparison.relative > entry[4] or not entry[5]):
+                            entry[4], entry[5] = comparison.relative, f"{description} {function} {comparison.relative_where}"
+                    send({"kind": "analysis", "of": ident - 1, "valid": not problems, **({"error": "; ".join(problems[:10])} if problems else {})})
+                else:
+                    delta = "failed"
+                    problems.append("evaluate failed: " + str(response.get("error")))
+                    check = "FAIL (evaluate failed)"
+                if problems:
+                    failures.append((name, description, function, problems))
+                    workload_failed = True
                 numpy = f"{mean_time(ref) * 1e3:.3f}" if ref else ""
-                print(f"| {name} | {description} | {function} | {delta} | {numpy} |", flush=True)
+                print(f"| {name} | {description} | {function} | {delta} | {numpy} | {check} |", flush=True)
+            entry[1] += workload_failed
     tool.stdin.close()
     tool.wait()
+    print()
+    for name, description, function, problems in failures:
+        print(f"FAIL {name} {description} {function}:")
+        for problem in problems[:12]:
+            print(f"    {problem}")
+    print("| eval | workloads | failed | worst error by the rule (where) | worst \\|a − e\\|/\\|e\\| for \\|e\\| ≥ 1e-6·max\\|e\\| (where) |")
+    print("| --- | ---: | ---: | --- | --- |")
+    for name, (count, failed, worst, where, relative, relative_where) in summary.items():
+        exact = "exact" if count > failed and name != "hello" else "-"
+        print(f"| {name} | {count} | {failed} | {f'{worst:.1e} ({where})' if where else exact} "
+              f"| {f'{relative:.1e} ({relative_where})' if relative_where else exact} |")
+    print(f"\n{sum(s[0] for s in summary.values())} workloads, {sum(s[1] for s in summary.values())} failed, "
+          f"{time.perf_counter() - started:.0f} s", flush=True)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
