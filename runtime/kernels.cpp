@@ -220,8 +220,12 @@ void Gemm(const Problem<T>& p, int32_t flags) {
   }
   int64_t tasks = (p.m + block_m - 1) / block_m;
   int64_t max_cols = std::min(kBlockN, (p.n + nr - 1) / nr * nr);
-  T* pb = static_cast<T*>(
-      std::aligned_alloc(64, (max_cols * kBlockK * sizeof(T) + 63) / 64 * 64));
+  // Sized by the depth actually used, and from the runtime's allocator,
+  // which keeps freed blocks: a batch of small products (one per batch
+  // index) would otherwise map and fault in a fresh 2 MiB panel each.
+  int64_t max_depth = std::min(kBlockK, p.k);
+  T* pb = static_cast<T*>(delta_alloc(
+      static_cast<int64_t>(max_cols * max_depth * sizeof(T))));
   for (int64_t col = 0; col < p.n; col += kBlockN) {
     int64_t cols = std::min(kBlockN, p.n - col);
     for (int64_t depth = 0; depth < p.k; depth += kBlockK) {
@@ -243,7 +247,7 @@ void Gemm(const Problem<T>& p, int32_t flags) {
         body(&block, 0, tasks);
     }
   }
-  std::free(pb);
+  delta_free(pb);
 }
 
 }  // namespace
