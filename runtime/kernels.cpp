@@ -44,6 +44,32 @@ struct Block {
   int64_t col, cols, depth, depth_size, block_m;
 };
 
+// B's columns [col, col + cols) at depths [depth, depth + kc), to be
+// packed into panels of nr columns.
+template <typename T>
+struct Strip {
+  const Problem<T>* problem;
+  T* packed_b;
+  int64_t col, cols, depth, kc, nr;
+};
+
+// Packs panels [begin, end) of a strip (zero-padded past its columns).
+template <typename T>
+void PackPanels(void* ctx, int64_t begin, int64_t end) {
+  const Strip<T>& s = *static_cast<const Strip<T>*>(ctx);
+  const Problem<T>& p = *s.problem;
+  for (int64_t panel = begin; panel < end; ++panel) {
+    int64_t j0 = panel * s.nr;
+    T* out = s.packed_b + j0 * s.kc;
+    for (int64_t q = 0; q < s.kc; ++q)
+      for (int64_t j = 0; j < s.nr; ++j)
+        out[q * s.nr + j] =
+            j0 + j < s.cols
+                ? p.b[(s.depth + q) * p.b_k + (s.col + j0 + j) * p.b_n]
+                : T(0);
+  }
+}
+
 template <typename T, int kW, int kMr, int kNv, bool kFma>
 [[gnu::always_inline]] inline void MicroKernel(const Problem<T>& p, int64_t kc,
                                                const T* pa, const T* pb,
@@ -224,22 +250,20 @@ void Gemm(const Problem<T>& p, int32_t flags) {
   // which keeps freed blocks: a batch of small products (one per batch
   // index) would otherwise map and fault in a fresh 2 MiB panel each.
   int64_t max_depth = std::min(kBlockK, p.k);
-  T* pb = static_cast<T*>(delta_alloc(
-      static_cast<int64_t>(max_cols * max_depth * sizeof(T))));
+  T* pb = static_cast<T*>(
+      delta_alloc(static_cast<int64_t>(max_cols * max_depth * sizeof(T))));
   for (int64_t col = 0; col < p.n; col += kBlockN) {
     int64_t cols = std::min(kBlockN, p.n - col);
     for (int64_t depth = 0; depth < p.k; depth += kBlockK) {
       int64_t kc = std::min(kBlockK, p.k - depth);
-      // B's strip in panels of nr columns, zero-padded.
-      for (int64_t j0 = 0; j0 < cols; j0 += nr) {
-        T* out = pb + j0 * kc;
-        for (int64_t q = 0; q < kc; ++q)
-          for (int64_t j = 0; j < nr; ++j)
-            out[q * nr + j] =
-                j0 + j < cols
-                    ? p.b[(depth + q) * p.b_k + (col + j0 + j) * p.b_n]
-                    : T(0);
-      }
+      // B's strip in panels of nr columns, zero-padded; on the pool too
+      // when the product is, or packing is the serial part of it.
+      Strip<T> strip{&p, pb, col, cols, depth, kc, nr};
+      int64_t panels = (cols + nr - 1) / nr;
+      if (parallel)
+        delta_parallel_for(panels, PackPanels<T>, &strip);
+      else
+        PackPanels<T>(&strip, 0, panels);
       Block<T> block{&p, pb, col, cols, depth, kc, block_m};
       if (parallel)
         delta_parallel_for(tasks, body, &block);
