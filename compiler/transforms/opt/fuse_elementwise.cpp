@@ -81,6 +81,32 @@ bool IsKernelContraction(const Op& reduce, const Op& producer) {
       .has_value();
 }
 
+// An arithmetic op whose array operands each lack some of its dims (an
+// outer difference such as `centroids - points` over [n, k, d]): reading
+// its operands again per user costs an add, while the result can be far
+// larger than them. Fused into every user, even with several, and never
+// grown through (its operands stay arrays for its other users).
+bool IsCheapBroadcast(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Neg:
+    case OpKind::Abs:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Select:
+      break;
+    default:
+      return false;
+  }
+  const ir::DimList& dims = op.results[0]->type.dims;
+  for (const Value* operand : op.operands)
+    if (!operand->type.IsScalar() && operand->type.dims.size() >= dims.size())
+      return false;
+  return true;
+}
+
 Type ScalarOf(const Type& type) { return type.WithDims({}); }
 
 class Fuser {
@@ -114,17 +140,22 @@ class Fuser {
   std::vector<Op*> Chain(Op& root) {
     llvm::SmallPtrSet<Op*, 8> members = {&root};
     std::vector<Op*> chain = {&root};
+    shared_.clear();
     // Dims renamed away inside the chain: each reads its target's index,
     // so it must be free (not a dim of the root, not renamed twice).
     ir::DimList renamed = root.results[0]->type.dims;
     if (root.kind == OpKind::Rename) renamed.Insert(root.dims[0]);
     for (size_t next = 0; next < chain.size(); ++next) {
+      if (shared_.contains(chain[next])) continue;
       for (Value* operand : chain[next]->operands) {
         Op* producer = operand->def;
         if (!producer || producer->parent != root.parent ||
-            !IsFusible(*producer) || users_.lookup(operand) != 1 ||
-            members.contains(producer))
+            !IsFusible(*producer) || members.contains(producer))
           continue;
+        if (users_.lookup(operand) != 1) {
+          if (!IsCheapBroadcast(*producer)) continue;
+          shared_.insert(producer);
+        }
         if (producer->kind == OpKind::Rename) {
           if (renamed.Contains(producer->dims[0])) continue;
           renamed.Insert(producer->dims[0]);
@@ -205,9 +236,17 @@ class Fuser {
     return types;
   }
 
+  // Erases the chain's ops, but not a shared op that other users still
+  // read (see IsCheapBroadcast).
   void EraseChain(const std::vector<Op*>& chain) {
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    transforms::UserCounts users;
+    if (!shared_.empty()) users = transforms::CountUsers(function_);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      if (shared_.contains(*it) && users.lookup((*it)->results[0]) > 0)
+        continue;
       transforms::EraseOp(**it);
+    }
+    shared_.clear();
   }
 
   Op* FuseMap(Op& root) {
@@ -238,15 +277,20 @@ class Fuser {
     Value* operand = reduce.operands[0];
     Op* producer = operand->def;
     if (!producer || producer->parent != reduce.parent ||
-        !IsFusible(*producer) || users_.lookup(operand) != 1)
+        !IsFusible(*producer) ||
+        (users_.lookup(operand) != 1 && !IsCheapBroadcast(*producer)))
       return nullptr;
     // A matrix product keeps its operands: the kernel reads arrays, and
     // computing them inside the loop nest would repeat them per row or
     // column and leave the product to the slow loop (Note [What fusion
     // fuses]).
-    std::vector<Op*> chain = IsKernelContraction(reduce, *producer)
+    // A cheap broadcast that others read too is fused alone and stays for
+    // them (IsCheapBroadcast).
+    bool shared = users_.lookup(operand) != 1;
+    std::vector<Op*> chain = IsKernelContraction(reduce, *producer) || shared
                                  ? std::vector<Op*>{producer}
                                  : Chain(*producer);
+    if (shared) shared_ = {producer};
     const ir::DimList& all = operand->type.dims;
     ir::Block* body = builder_.AddRegion(&reduce, IndexTypes(all));
     ir::InsertionGuard guard(builder_);
@@ -263,6 +307,8 @@ class Fuser {
   ir::Function& function_;
   ir::Builder builder_;
   transforms::UserCounts users_;
+  // The chain's members that have other users (IsCheapBroadcast).
+  llvm::SmallPtrSet<Op*, 4> shared_;
   bool changed_ = false;
 };
 

@@ -234,3 +234,24 @@ TEST_CASE("a rename between dims of unknown sizes stays an array op") {
   // The sizes differ: the rename keeps its run-time check.
   CHECK(Count(Print(module), "rename [d -> e]") == 1);
 }
+
+TEST_CASE("an outer difference with several users is fused into each") {
+  Module module;
+  Dim* n = module.AddDim("n", 100);
+  Dim* k = module.AddDim("k", 10);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F64({n}), "x");
+  Value* c = AddParam(f, F64({k}), "c");
+  Value* diff = b.Binary(OpKind::Sub, c, x);  // f64[n, k]
+  Value* squares = b.Binary(OpKind::Mul, diff, diff);
+  Return(b, {b.Reduce(ReduceKind::Sum, squares, {n}),
+             b.Reduce(ReduceKind::Max, diff, {k})});
+
+  CHECK(opt::FuseElementwise(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  // No [n, k] array: each reduction computes the difference itself.
+  CHECK(Count(text, "f64[n, k]") == 0);
+  CHECK(Count(text, "sub") == 2);
+}

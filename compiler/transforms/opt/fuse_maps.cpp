@@ -16,8 +16,8 @@
 // between reads the group. An op with effects (a print, a loop that may
 // print) ends every group, so output keeps its order; run-time checks, in
 // members or between them, do not: fusing loops that may fail can only
-// change which failure is reported. Maps with regions inside stay alone, so that
-// one loop that does not vectorize cannot stop a whole group from
+// change which failure is reported. Maps with regions inside stay alone, so
+// that one loop that does not vectorize cannot stop a whole group from
 // vectorizing.
 #include "compiler/transforms/opt/fuse_maps.h"
 

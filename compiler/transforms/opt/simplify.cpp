@@ -82,10 +82,13 @@ bool ReplaceSimplerOps(ir::Function& function) {
   return !replaced.empty();
 }
 
-// A point read of a one-hot sum: gather(scatter_add(v, i..), j..), all
-// indices and the result scalars, is v's element at j if every j equals
-// its i, else 0. Reverse mode makes such sums for each constant-index
-// read (`c[k: 0]`); read this way inside a map, the full-size array dies.
+// A point read of a one-hot sum: gather(scatter_add(v, i..), j..), the
+// read's indices and result scalars, is v's element at j if every j
+// equals its i (an index array read at j), else 0, when the read names
+// every dim of v and of the index arrays (so that at most one element
+// lands there). Reverse mode makes such sums for each constant-index read
+// (`c[k: 0]`) and for the arg-extremum of `min(x, k)` (an index per row);
+// read this way inside a map or a reduction, the full-size array dies.
 bool ReadScatteredPoints(ir::Function& function) {
   std::vector<Op*> reads;
   transforms::WalkOps(*function.body, [&](Op& op) {
@@ -96,12 +99,17 @@ bool ReadScatteredPoints(ir::Function& function) {
     const Value* values = scatter.operands[0];
     if (!ir::IsFloat(values->type.elem) && !ir::IsInteger(values->type.elem))
       return;
+    ir::DimList read_dims;
+    for (size_t k = 1; k < op.operands.size(); ++k) {
+      if (!op.operands[k]->type.IsScalar()) return;
+      read_dims.Insert(op.operands[k]->type.index_dim);
+    }
+    // One-hot: every value lands at one point, which the read names.
+    if (!read_dims.ContainsAll(values->type.dims)) return;
     for (size_t k = 1; k < scatter.operands.size(); ++k)
-      if (!scatter.operands[k]->type.IsScalar() ||
+      if (!read_dims.ContainsAll(scatter.operands[k]->type.dims) ||
           values->type.dims.Contains(scatter.operands[k]->type.index_dim))
         return;
-    for (size_t k = 1; k < op.operands.size(); ++k)
-      if (!op.operands[k]->type.IsScalar()) return;
     reads.push_back(&op);
   });
   ir::Builder builder(&function);
@@ -119,9 +127,15 @@ bool ReadScatteredPoints(ir::Function& function) {
         builder, *read->parent, transforms::IndexOf(*read), [&] {
           Value* hit = nullptr;
           for (size_t k = 1; k < scatter.operands.size(); ++k) {
+            Value* index = scatter.operands[k];
+            if (!index->type.IsScalar()) {
+              std::vector<Value*> point;
+              for (const ir::Dim* dim : index->type.dims)
+                point.push_back(at[dim]);
+              index = builder.Gather(index, point);
+            }
             Value* same = builder.Binary(
-                OpKind::Eq, at[scatter.operands[k]->type.index_dim],
-                scatter.operands[k]);
+                OpKind::Eq, at[scatter.operands[k]->type.index_dim], index);
             hit = hit ? builder.Binary(OpKind::And, hit, same) : same;
           }
           std::vector<Value*> indices;
