@@ -240,8 +240,13 @@ void Gemm(const Problem<T>& p, int32_t flags) {
                   delta_num_threads() > 1;
   int64_t block_m = kBlockM;
   if (parallel) {
-    int64_t per_task = (p.m + 2 * delta_num_threads() - 1) /
-                       (2 * static_cast<int64_t>(delta_num_threads()));
+    // A multiple of the thread count of row blocks (at least two each, at
+    // most kBlockM rows), so that the threads finish together: 1024 rows
+    // in blocks of 96 were 11 tasks, 6 for one thread and 5 for the other.
+    int64_t threads = delta_num_threads();
+    int64_t rounds = std::max<int64_t>(
+        2, (p.m + threads * kBlockM - 1) / (threads * kBlockM));
+    int64_t per_task = (p.m + threads * rounds - 1) / (threads * rounds);
     block_m = std::clamp<int64_t>((per_task + 5) / 6 * 6, 6, kBlockM);
   }
   int64_t tasks = (p.m + block_m - 1) / block_m;
