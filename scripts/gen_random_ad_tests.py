@@ -80,7 +80,8 @@ class Generator:
                 f"sum({a})", f"mean({self.expr('ab', depth)})",
                 f"max({a}, a)", f"min({a}, a)", f"prod(tanh({a}) + 1.2, a)",
                 f"dot({a}, {self.expr('a', depth)}, a)",
-                f"{a}[a: {self.rng.randrange(3)}]", f"{a}[k]",
+                # Parenthesized: indexing binds tighter than `^`.
+                f"({a})[a: {self.rng.randrange(3)}]", f"({a})[k]",
                 f"sum(cumsum({a}, a) * x)",
             ])
         if kind == "a":
