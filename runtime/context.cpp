@@ -61,7 +61,7 @@ void FreeAll(BufferHeader& list) {
   while (list.next != &list) {
     BufferHeader* header = list.next;
     list.next = header->next;
-    std::free(header);
+    delta_free(header);
   }
   list.prev = &list;
 }
@@ -644,8 +644,10 @@ int32_t delta_abi_result_sizes(const DeltaAbiEntry* entry, const int64_t* sizes,
 void* delta_abi_alloc(int64_t bytes) {
   if (bytes < 0) delta_fail(nullptr, 0, 0, "negative allocation size");
   int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* memory = std::aligned_alloc(
-      kAlignment, static_cast<size_t>(rounded) + sizeof(BufferHeader));
+  // From the runtime's allocator, whose caches serve the arrays a call
+  // makes and drops (Note [Block cache]).
+  void* memory =
+      delta_try_alloc(rounded + static_cast<int64_t>(sizeof(BufferHeader)));
   if (memory == nullptr) {
     if (current_guard != nullptr)
       current_guard->status = DELTA_STATUS_ERROR_OOM;
@@ -669,7 +671,7 @@ void delta_abi_free(void* pointer) {
   BufferHeader* header = static_cast<BufferHeader*>(pointer) - 1;
   header->prev->next = header->next;
   header->next->prev = header->prev;
-  std::free(header);
+  delta_free(header);
 }
 
 }  // extern "C"

@@ -118,8 +118,8 @@ thread_local void* fail_user = nullptr;
 
 extern "C" {
 
-void* delta_alloc(int64_t bytes) {
-  if (bytes < 0) delta_fail(nullptr, 0, 0, "negative allocation size");
+void* delta_try_alloc(int64_t bytes) {
+  if (bytes < 0) return nullptr;
   // aligned_alloc needs a multiple of the alignment; 0 becomes one line so
   // that every array has a distinct, freeable pointer.
   int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -130,7 +130,12 @@ void* delta_alloc(int64_t bytes) {
   } else if (size >= kCachedMin) {
     if (void* block = Cache().Take(size)) return block;
   }
-  void* pointer = std::aligned_alloc(kAlignment, size);
+  return std::aligned_alloc(kAlignment, size);
+}
+
+void* delta_alloc(int64_t bytes) {
+  if (bytes < 0) delta_fail(nullptr, 0, 0, "negative allocation size");
+  void* pointer = delta_try_alloc(bytes);
   if (pointer == nullptr)
     delta_fail(nullptr, 0, 0, "out of memory allocating an array");
   return pointer;

@@ -17,6 +17,9 @@ extern "C" {
    memory is a run-time error. */
 void* delta_alloc(int64_t bytes);
 void delta_free(void* pointer);
+/* delta_alloc that returns null instead of failing (the C ABI's tracked
+   allocator reports out of memory with its own status). */
+void* delta_try_alloc(int64_t bytes);
 
 /* Run-time errors. delta_fail reports `file:line:col: error: message` (or
    `error: message` when `file` is null: no source location) and
