@@ -643,11 +643,11 @@ int32_t delta_abi_result_sizes(const DeltaAbiEntry* entry, const int64_t* sizes,
 
 void* delta_abi_alloc(int64_t bytes) {
   if (bytes < 0) delta_fail(nullptr, 0, 0, "negative allocation size");
-  int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   // From the runtime's allocator, whose caches serve the arrays a call
-  // makes and drops (Note [Block cache]).
+  // makes and drops (Note [Block cache]); the header is one aligned line,
+  // so the array after it stays aligned.
   void* memory =
-      delta_try_alloc(rounded + static_cast<int64_t>(sizeof(BufferHeader)));
+      delta_try_alloc(bytes + static_cast<int64_t>(sizeof(BufferHeader)));
   if (memory == nullptr) {
     if (current_guard != nullptr)
       current_guard->status = DELTA_STATUS_ERROR_OOM;

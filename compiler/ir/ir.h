@@ -94,6 +94,14 @@ struct Type {
 
 std::string TypeString(const Type& type);
 
+// A region's index arguments: an index of each dim of `dims`, in order.
+template <typename Dims>
+std::vector<Type> IndexTypes(const Dims& dims) {
+  std::vector<Type> types;
+  for (const Dim* dim : dims) types.push_back(Type{ElemKind::Index, dim, {}});
+  return types;
+}
+
 // A source location for run-time errors, resolved at lowering so that the
 // IR does not depend on the source manager.
 struct Loc {

@@ -392,11 +392,8 @@ Leaves Lowerer::LiftedMap(const sema::Callable* callable,
   std::vector<ir::Type> types = Flatten(result);
   ir::Op* op = b.Create(ir::OpKind::Map, {}, types);
   op->dims.assign(lift.begin(), lift.end());
-  std::vector<ir::Type> index_types;
-  for (const ir::Dim* dim : lift)
-    index_types.push_back(ir::Type{ir::ElemKind::Index, dim, {}});
   ir::InsertionGuard guard(b);
-  ir::Block* body = b.AddRegion(op, index_types);
+  ir::Block* body = b.AddRegion(op, ir::IndexTypes(lift));
   b.SetInsertionBlock(body);
   std::vector<Leaves> inner_args;
   for (size_t i = 0; i < args.size(); ++i) {

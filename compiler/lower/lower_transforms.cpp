@@ -499,12 +499,9 @@ Leaves Lowerer::CallLiftedWithRule(
     SetLoc(span);
     ir::Op* map = builder.Create(ir::OpKind::Map, {}, mapped);
     map->dims.assign(lift.begin(), lift.end());
-    std::vector<ir::Type> index_types;
-    for (const ir::Dim* dim : lift)
-      index_types.push_back(ir::Type{ir::ElemKind::Index, dim, {}});
     {
       ir::InsertionGuard guard(builder);
-      ir::Block* body = builder.AddRegion(map, index_types);
+      ir::Block* body = builder.AddRegion(map, ir::IndexTypes(lift));
       builder.SetInsertionBlock(body);
       // Each value at this lane: gathered at the lifted dims it has.
       auto at_lane = [&](ir::Value* value) {

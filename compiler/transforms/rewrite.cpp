@@ -176,6 +176,19 @@ bool HasEffects(const Op& op) {
   }
 }
 
+bool MayOnlyFail(const Op& op) {
+  switch (op.kind) {
+    case OpKind::ToIndex:
+    case OpKind::Rename:
+    case OpKind::Div:
+    case OpKind::Rem:
+    case OpKind::Convert:
+      return HasEffects(op);
+    default:
+      return false;
+  }
+}
+
 bool HasEffectsDeep(const Op& op) {
   if (HasEffects(op)) return true;
   for (const auto& region : op.regions)

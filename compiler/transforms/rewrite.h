@@ -60,5 +60,9 @@ ir::Op* CloneOp(ir::Builder& builder, const ir::Op& op, CloneMap& map);
 bool HasEffects(const ir::Op& op);
 // HasEffects of `op` or of any op nested in its regions.
 bool HasEffectsDeep(const ir::Op& op);
+// Whether `op`'s only effect is that it may fail at run time (a range or
+// size check, an integer division by zero): moving it changes at most
+// which failure is reported first.
+bool MayOnlyFail(const ir::Op& op);
 
 }  // namespace delta::transforms

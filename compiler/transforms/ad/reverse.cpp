@@ -862,11 +862,8 @@ llvm::Expected<Value*> ReverseBuilder::PerPoint(
   }
   Op* map = b_.Create(OpKind::Map, {}, {type.WithDims(type.dims.Union(dims))});
   map->dims.assign(dims.begin(), dims.end());
-  std::vector<Type> index_types;
-  for (const Dim* dim : dims)
-    index_types.push_back(Type{ElemKind::Index, dim, {}});
   ir::InsertionGuard guard(b_);
-  Block* region = b_.AddRegion(map, index_types);
+  Block* region = b_.AddRegion(map, ir::IndexTypes(dims));
   b_.SetInsertionBlock(region);
   llvm::Expected<Value*> value =
       body(std::vector<Value*>(region->args.begin(), region->args.end()));

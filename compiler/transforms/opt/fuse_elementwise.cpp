@@ -228,14 +228,6 @@ class Fuser {
     return scalar.at(chain.back()->results[0]);
   }
 
-  // A region's index arguments, one per dim of `dims`.
-  std::vector<Type> IndexTypes(const ir::DimList& dims) {
-    std::vector<Type> types;
-    for (const ir::Dim* dim : dims)
-      types.push_back(Type{ir::ElemKind::Index, dim, {}});
-    return types;
-  }
-
   // Erases the chain's ops, but not a shared op that other users still
   // read (see IsCheapBroadcast).
   void EraseChain(const std::vector<Op*>& chain) {
@@ -259,7 +251,7 @@ class Fuser {
     transforms::InsertAt(builder_, block, transforms::IndexOf(root), [&] {
       map = builder_.Create(OpKind::Map, {}, {type});
       map->dims.assign(type.dims.begin(), type.dims.end());
-      ir::Block* body = builder_.AddRegion(map, IndexTypes(type.dims));
+      ir::Block* body = builder_.AddRegion(map, ir::IndexTypes(type.dims));
       ir::InsertionGuard guard(builder_);
       builder_.SetInsertionBlock(body);
       llvm::DenseMap<const ir::Dim*, Value*> indices;
@@ -292,7 +284,7 @@ class Fuser {
                                  : Chain(*producer);
     if (shared) shared_ = {producer};
     const ir::DimList& all = operand->type.dims;
-    ir::Block* body = builder_.AddRegion(&reduce, IndexTypes(all));
+    ir::Block* body = builder_.AddRegion(&reduce, ir::IndexTypes(all));
     ir::InsertionGuard guard(builder_);
     builder_.SetInsertionBlock(body);
     builder_.SetLoc(reduce.loc);

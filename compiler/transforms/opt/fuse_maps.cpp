@@ -36,19 +36,6 @@ using ir::Op;
 using ir::OpKind;
 using ir::Value;
 
-// Ops that may fail at run time but do nothing else.
-bool IsCheck(const Op& op) {
-  switch (op.kind) {
-    case OpKind::ToIndex:
-    case OpKind::Div:
-    case OpKind::Rem:
-    case OpKind::Convert:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsElementwiseArrayOp(const Op& op) {
   if (op.results.size() != 1 || op.results[0]->type.IsScalar() ||
       transforms::HasEffects(op))
@@ -63,7 +50,7 @@ bool IsScalarMap(const Op& op) {
   for (const auto& inner : op.region(0)->ops) {
     if (!inner->regions.empty() ||
         (transforms::HasEffects(*inner) && inner->kind != OpKind::Yield &&
-         !IsCheck(*inner)))
+         !transforms::MayOnlyFail(*inner)))
       return false;
     const std::vector<Value*>& values =
         inner->kind == OpKind::Yield ? inner->operands : inner->results;
@@ -114,8 +101,8 @@ class MapFuser {
       if (!IsMember(op)) {
         for (auto& region : op.regions) Block(*region);
         // A run-time check may move past a member, like checks inside.
-        bool check = IsCheck(op) && op.regions.empty();
-        if (!check && transforms::HasEffectsDeep(op)) open.clear();
+        if (!transforms::MayOnlyFail(op) && transforms::HasEffectsDeep(op))
+          open.clear();
         continue;
       }
       ir::DimList dims(LoopDims(op));
@@ -242,15 +229,12 @@ class MapFuser {
     std::vector<ir::Type> types;
     for (const Op* op : {&group, &member})
       for (const Value* result : op->results) types.push_back(result->type);
-    std::vector<ir::Type> index_types;
-    for (const ir::Dim* dim : dims)
-      index_types.push_back(ir::Type{ir::ElemKind::Index, dim, {}});
     Op* merged = nullptr;
     builder_.SetLoc(group.loc);
     transforms::InsertAt(builder_, block, at, [&] {
       merged = builder_.Create(OpKind::Map, {}, types);
       merged->dims = dims;
-      ir::Block* body = builder_.AddRegion(merged, index_types);
+      ir::Block* body = builder_.AddRegion(merged, ir::IndexTypes(dims));
       ir::InsertionGuard guard(builder_);
       builder_.SetInsertionBlock(body);
       llvm::DenseMap<const ir::Dim*, Value*> index_of;

@@ -125,24 +125,22 @@ bool ReadScatteredPoints(ir::Function& function) {
     Value* result = nullptr;
     transforms::InsertAt(
         builder, *read->parent, transforms::IndexOf(*read), [&] {
+          // An array read at the read's point; a scalar is itself.
+          auto at_point = [&](Value* array) {
+            if (array->type.IsScalar()) return array;
+            std::vector<Value*> indices;
+            for (const ir::Dim* dim : array->type.dims)
+              indices.push_back(at[dim]);
+            return builder.Gather(array, indices);
+          };
           Value* hit = nullptr;
           for (size_t k = 1; k < scatter.operands.size(); ++k) {
             Value* index = scatter.operands[k];
-            if (!index->type.IsScalar()) {
-              std::vector<Value*> point;
-              for (const ir::Dim* dim : index->type.dims)
-                point.push_back(at[dim]);
-              index = builder.Gather(index, point);
-            }
-            Value* same = builder.Binary(
-                OpKind::Eq, at[scatter.operands[k]->type.index_dim], index);
+            Value* same = builder.Binary(OpKind::Eq, at[index->type.index_dim],
+                                         at_point(index));
             hit = hit ? builder.Binary(OpKind::And, hit, same) : same;
           }
-          std::vector<Value*> indices;
-          for (const ir::Dim* dim : values->type.dims)
-            indices.push_back(at[dim]);
-          Value* value =
-              indices.empty() ? values : builder.Gather(values, indices);
+          Value* value = at_point(values);
           Value* zero = ir::IsFloat(values->type.elem)
                             ? builder.FloatConst(values->type.elem, 0.0)
                             : builder.IntConst(values->type.elem, 0);
