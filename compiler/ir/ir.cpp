@@ -144,6 +144,18 @@ Dim* Function::NewDim(std::string name, std::optional<int64_t> constant,
   return dim;
 }
 
+Dim* Function::NewOuterDim(std::string name, std::optional<int64_t> constant,
+                           Value* size) {
+  Dim* dim = NewDim(std::move(name), constant, size);
+  dim->order = module->NextOuterDimOrder();
+  return dim;
+}
+
+Dim* Function::CopyDim(const Dim& dim, std::string name) {
+  return dim.order < 0 ? NewOuterDim(std::move(name), dim.constant, nullptr)
+                       : NewDim(std::move(name), dim.constant, nullptr);
+}
+
 Function* Module::AddFunction(std::string name) {
   functions.push_back(std::make_unique<Function>());
   Function* function = functions.back().get();

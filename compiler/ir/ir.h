@@ -43,7 +43,7 @@ class Module;
 // `size` of the function that declares it (a size parameter or local dim).
 struct Dim {
   std::string name;
-  uint32_t order = 0;  // canonical order: printing and memory layout
+  int64_t order = 0;  // canonical order: printing and memory layout
   std::optional<int64_t> constant;
   Value* size = nullptr;
 };
@@ -202,6 +202,13 @@ class Function {
 
   Value* NewValue(Type type, std::string name = "");
   Dim* NewDim(std::string name, std::optional<int64_t> constant, Value* size);
+  // A new dim laid out outside every other (a tape's steps: each step's
+  // slice is contiguous).
+  Dim* NewOuterDim(std::string name, std::optional<int64_t> constant,
+                   Value* size);
+  // A copy of `dim` (constant size or none yet) under `name`, outermost if
+  // `dim` was: inlining and differentiation keep a tape's layout.
+  Dim* CopyDim(const Dim& dim, std::string name);
 
  private:
   std::vector<std::unique_ptr<Value>> values_;
@@ -218,10 +225,13 @@ class Module {
   Function* FindFunction(llvm::StringRef name) const;
   Dim* AddDim(std::string name, int64_t size);
   // The next canonical position for a new dim, shared by all functions.
-  uint32_t NextDimOrder() { return next_dim_order_++; }
+  int64_t NextDimOrder() { return next_dim_order_++; }
+  // A position before every dim made so far: the outermost in memory.
+  int64_t NextOuterDimOrder() { return --next_outer_dim_order_; }
 
  private:
-  uint32_t next_dim_order_ = 0;
+  int64_t next_dim_order_ = 0;
+  int64_t next_outer_dim_order_ = 0;
 };
 
 }  // namespace delta::ir

@@ -272,7 +272,7 @@ llvm::Error Emitter::Run() {
       map_.values[primal_.size_params[k]] = jvp_.size_params[k];
       continue;
     }
-    ir::Dim* copy = jvp_.NewDim(dim->name, dim->constant, nullptr);
+    ir::Dim* copy = jvp_.CopyDim(*dim, dim->name);
     map_.dims[dim] = copy;
     local_dims_[dim] = copy;
   }

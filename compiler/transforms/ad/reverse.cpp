@@ -242,7 +242,7 @@ llvm::Error ReverseBuilder::Forward(const Op& op) {
     case OpKind::DimDef: {
       // A local dim gets a fresh dim of the derived function.
       const Dim* old = op.dims[0];
-      Dim* dim = fn_.NewDim(old->name, old->constant, nullptr);
+      Dim* dim = fn_.CopyDim(*old, old->name);
       forward_.dims[old] = dim;
       Op* copy = transforms::CloneOp(b_, op, forward_);
       dim->size = copy->operands[0];
@@ -262,7 +262,7 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
   Value* lo = nullptr;
   if (!op.dims.empty()) {
     const Dim* dim = forward_.Lookup(op.dims[0]);
-    Dim* steps = fn_.NewDim(dim->name + ".steps", dim->constant, nullptr);
+    Dim* steps = fn_.NewOuterDim(dim->name + ".steps", dim->constant, nullptr);
     b_.DimDef(steps, b_.Size(dim));
     tape.steps = steps;
     tape.iterator_dim = dim;
@@ -271,7 +271,7 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
     lo = P(op.operands[0]);
     Value* count = b_.Binary(OpKind::Sub, P(op.operands[1]), lo);
     count = b_.Binary(OpKind::Max, count, b_.IntConst(ElemKind::I64, 0));
-    Dim* steps = fn_.NewDim("steps", std::nullopt, nullptr);
+    Dim* steps = fn_.NewOuterDim("steps", std::nullopt, nullptr);
     b_.DimDef(steps, count);
     tape.steps = steps;
     tape.lo = lo;
@@ -367,7 +367,7 @@ llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
   for (size_t i = 0; i < state; ++i)
     forward_.values[op.results[i]] = counted->results[i];
   // 2. Run it again as a scan over a dim of that size, keeping the states.
-  Dim* steps = fn_.NewDim("iterations", std::nullopt, nullptr);
+  Dim* steps = fn_.NewOuterDim("iterations", std::nullopt, nullptr);
   b_.DimDef(steps, counted->results[state]);
   std::vector<Value*> scan_operands = {b_.IntConst(ElemKind::I64, 0),
                                        b_.Size(steps)};

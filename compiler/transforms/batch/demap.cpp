@@ -111,8 +111,8 @@ size_t Demapper::Rewrite(ir::Op& map, const BatchedValues& batched) {
             lane_dims[dim] = dim;
             continue;
           }
-          ir::Dim* fresh = function_.NewDim(FreshDimName(function_, dim->name),
-                                            dim->constant, nullptr);
+          ir::Dim* fresh =
+              function_.CopyDim(*dim, FreshDimName(function_, dim->name));
           if (!dim->constant) builder.DimDef(fresh, builder.Size(dim));
           lanes.push_back(fresh);
           lane_dims[dim] = fresh;

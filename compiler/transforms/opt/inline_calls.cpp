@@ -86,8 +86,7 @@ void InlineCall(Function& caller, Op& call) {
     if (k < callee.size_params.size()) {
       map.dims[dim] = call.dims[k];
     } else {
-      ir::Dim* fresh = caller.NewDim(FreshDimName(caller, dim->name),
-                                     dim->constant, nullptr);
+      ir::Dim* fresh = caller.CopyDim(*dim, FreshDimName(caller, dim->name));
       map.dims[dim] = fresh;
       local_dims.push_back({dim, fresh});
     }
