@@ -8,6 +8,7 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/ScopeExit.h>
 
 #include "compiler/ir/builder.h"
 #include "compiler/transforms/rewrite.h"
@@ -62,10 +63,16 @@ std::vector<const Value*> CapturesOf(const Op& op) {
 }
 
 // What the forward sweep of a loop or while kept for the backward sweep.
+// See Note [Residual tape].
 struct Tape {
   const Dim* steps = nullptr;  // one position per iteration
   std::vector<Value*> states;  // the state before each iteration
-  Value* lo = nullptr;         // a range loop's first iterator value
+  // Values of the body's ops, stacked over `steps`: the backward sweep
+  // reads them instead of computing them again.
+  llvm::DenseMap<const Value*, Value*> residuals;
+  // The tapes of loops in the body, their values stacked over `steps`.
+  std::vector<std::pair<const Op*, Tape>> nested;
+  Value* lo = nullptr;  // a range loop's first iterator value
   // A loop over a dim: the iterator is an index of this dim. The tape uses
   // a fresh dim `steps` of the same size, since the state may have the
   // loop's dim already.
@@ -87,6 +94,22 @@ class ReverseBuilder {
   llvm::Error Forward(const Op& op);
   llvm::Error ForwardLoop(const Op& op);
   llvm::Error ForwardWhile(const Op& op);
+  // Emits the forward ops of a loop body into the scan `scan` (whose region
+  // is the insertion block) and yields `yields`, then the residuals, which
+  // become extra stacked results of `scan` recorded in `tape`.
+  llvm::Error ForwardScanBody(const Block& body, Op* scan,
+                              std::vector<Value*> yields, Tape& tape);
+  // The dim of a tape's steps, max(count, 0) long. Inside another loop's
+  // scan, a count known before that scan is defined before it, so that the
+  // scan can stack this loop's tape.
+  Dim* StepsDim(const std::string& name, Value* count);
+  // `value` where the outermost scan being built starts (made again there
+  // if it is arithmetic on sizes and constants), or null.
+  Value* BeforeOuterScan(Value* value);
+  // A tape kept by an enclosing scan, read at its position `step`.
+  Tape ReadTape(const Tape& stacked, Value* step);
+  // The scan that is being built around the insertion point, outermost.
+  Op* outer_scan_ = nullptr;
   Value* P(const Value* value) {
     return forward_.Lookup(const_cast<Value*>(value));
   }
@@ -95,9 +118,12 @@ class ReverseBuilder {
   // Emits the forward ops of `block` (its arguments already mapped in
   // forward_), seeds the terminator's operands with `seeds`, runs the
   // backward sweep and returns the adjoints of `wanted` (null for zero).
+  // With a tape, the ops whose values it kept are read from it at
+  // position `step` instead.
   llvm::Expected<std::vector<Value*>> ReverseBlock(
       const Block& block, const std::vector<Value*>& seeds,
-      const std::vector<const Value*>& wanted);
+      const std::vector<const Value*>& wanted, const Tape* tape = nullptr,
+      Value* step = nullptr);
   llvm::Error Backward(const Op& op);
   llvm::Error BackwardLoop(const Op& op, const Block& body, const Tape& tape);
   llvm::Error BackwardIf(const Op& op);
@@ -262,18 +288,13 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
   Value* lo = nullptr;
   if (!op.dims.empty()) {
     const Dim* dim = forward_.Lookup(op.dims[0]);
-    Dim* steps = fn_.NewOuterDim(dim->name + ".steps", dim->constant, nullptr);
-    b_.DimDef(steps, b_.Size(dim));
-    tape.steps = steps;
+    tape.steps = StepsDim(dim->name + ".steps", b_.Size(dim));
     tape.iterator_dim = dim;
   } else {
     // A range loop runs over a local dim of size max(hi - lo, 0).
     lo = P(op.operands[0]);
-    Value* count = b_.Binary(OpKind::Sub, P(op.operands[1]), lo);
-    count = b_.Binary(OpKind::Max, count, b_.IntConst(ElemKind::I64, 0));
-    Dim* steps = fn_.NewOuterDim("steps", std::nullopt, nullptr);
-    b_.DimDef(steps, count);
-    tape.steps = steps;
+    tape.steps =
+        StepsDim("steps", b_.Binary(OpKind::Sub, P(op.operands[1]), lo));
     tape.lo = lo;
   }
   std::vector<Value*> operands = {b_.IntConst(ElemKind::I64, 0),
@@ -297,6 +318,10 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
   Op* scan = b_.Create(OpKind::Loop, operands, types);
   scan->dims = {tape.steps};
   scan->loc = op.loc;
+  if (!outer_scan_) outer_scan_ = scan;
+  auto outermost_done = llvm::make_scope_exit([&] {
+    if (outer_scan_ == scan) outer_scan_ = nullptr;
+  });
   std::vector<Type> arg_types = {Type{ElemKind::Index, tape.steps, {}}};
   for (size_t i = 0; i < state; ++i)
     arg_types.push_back(ForwardType(body.args[i + 1]->type));
@@ -311,14 +336,9 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
     forward_.values[body.args[0]] = iterator;
     for (size_t i = 0; i < state; ++i)
       forward_.values[body.args[i + 1]] = region->args[i + 1];
-    for (const auto& inner : body.ops) {
-      if (inner->kind == OpKind::Yield) break;
-      if (llvm::Error error = Forward(*inner)) return error;
-    }
-    std::vector<Value*> yields;
-    for (Value* v : body.terminator()->operands) yields.push_back(P(v));
-    for (size_t i = 0; i < state; ++i) yields.push_back(region->args[i + 1]);
-    b_.Yield(yields);
+    std::vector<Value*> states(region->args.begin() + 1, region->args.end());
+    if (llvm::Error error = ForwardScanBody(body, scan, states, tape))
+      return error;
   }
   for (size_t i = 0; i < op.results.size(); ++i)
     forward_.values[op.results[i]] =
@@ -367,8 +387,7 @@ llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
   for (size_t i = 0; i < state; ++i)
     forward_.values[op.results[i]] = counted->results[i];
   // 2. Run it again as a scan over a dim of that size, keeping the states.
-  Dim* steps = fn_.NewOuterDim("iterations", std::nullopt, nullptr);
-  b_.DimDef(steps, counted->results[state]);
+  Dim* steps = StepsDim("iterations", counted->results[state]);
   std::vector<Value*> scan_operands = {b_.IntConst(ElemKind::I64, 0),
                                        b_.Size(steps)};
   std::vector<Type> scan_types;
@@ -383,6 +402,12 @@ llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
   Op* scan = b_.Create(OpKind::Loop, scan_operands, scan_types);
   scan->dims = {steps};
   scan->loc = op.loc;
+  if (!outer_scan_) outer_scan_ = scan;
+  auto outermost_done = llvm::make_scope_exit([&] {
+    if (outer_scan_ == scan) outer_scan_ = nullptr;
+  });
+  Tape tape;
+  tape.steps = steps;
   std::vector<Type> arg_types = {Type{ElemKind::Index, steps, {}}};
   for (const Value* init : op.operands)
     arg_types.push_back(ForwardType(init->type));
@@ -392,28 +417,192 @@ llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
     b_.SetInsertionBlock(region);
     for (size_t i = 0; i < state; ++i)
       forward_.values[body.args[i]] = region->args[i + 1];
-    for (const auto& inner : body.ops) {
-      if (inner->kind == OpKind::Yield) break;
-      if (llvm::Error error = Forward(*inner)) return error;
-    }
-    std::vector<Value*> yields;
-    for (Value* v : body.terminator()->operands) yields.push_back(P(v));
-    for (size_t i = 0; i < state; ++i) yields.push_back(region->args[i + 1]);
-    b_.Yield(yields);
+    std::vector<Value*> states(region->args.begin() + 1, region->args.end());
+    if (llvm::Error error = ForwardScanBody(body, scan, states, tape))
+      return error;
   }
-  Tape tape;
-  tape.steps = steps;
   for (size_t i = 0; i < state; ++i)
     tape.states.push_back(scan->results[state + i]);
   tapes_[&op] = tape;
   return llvm::Error::success();
 }
 
+// Note [Residual tape]
+// The forward sweep of a loop runs its body once, as a scan that stacks
+// over the iterations the state before each one and the values of the
+// body's ops (the residuals). The backward sweep reads them at its
+// iteration instead of computing them again, as JAX's scan does: each body
+// runs once forward and once backward. Kept: the results of the body's
+// top-level ops, but not indices, values over a dim made in the body, and
+// ops cheaper to redo than to read back (constants, broadcasts, renames,
+// gathers). A loop in the body is kept with its own tape, stacked once
+// more, when its count is known before the outermost scan (StepsDim), so
+// that nested loops also run once each way; otherwise its forward sweep
+// runs again in the backward sweep. Residuals that no backward op reads
+// are stacked outputs without users, which dead-code elimination drops
+// with the work behind them. A call to `checkpoint(f)` is the other trade:
+// it keeps nothing and is recomputed.
+namespace {
+bool IsCheapToRedo(const Op& op) {
+  if (op.regions.empty() && op.operands.empty()) return true;
+  switch (op.kind) {
+    case OpKind::Broadcast:
+    case OpKind::Rename:
+    case OpKind::Gather:
+    case OpKind::DimDef:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+llvm::Error ReverseBuilder::ForwardScanBody(const Block& body, Op* scan,
+                                            std::vector<Value*> yields,
+                                            Tape& tape) {
+  Block& region = *b_.block();
+  for (const auto& inner : body.ops) {
+    if (inner->kind == OpKind::Yield) break;
+    if (llvm::Error error = Forward(*inner)) return error;
+  }
+  std::vector<Value*> next;
+  for (Value* v : body.terminator()->operands) next.push_back(P(v));
+  yields.insert(yields.begin(), next.begin(), next.end());
+  // Dims made in the body cannot be stacked over.
+  llvm::DenseSet<const Dim*> local;
+  for (const auto& op : region.ops)
+    if (op->kind == OpKind::DimDef) local.insert(op->dims[0]);
+  auto stackable = [&](const Value* derived) {
+    const Type& type = derived->type;
+    return type.elem != ElemKind::Index &&
+           llvm::none_of(type.dims,
+                         [&](const Dim* dim) { return local.contains(dim); });
+  };
+  auto stack = [&](Value* derived) {
+    yields.push_back(derived);
+    Value* stacked = fn_.NewValue(
+        derived->type.WithDims(derived->type.dims.Union({tape.steps})));
+    stacked->def = scan;
+    stacked->index = static_cast<unsigned>(scan->results.size());
+    scan->results.push_back(stacked);
+    return stacked;
+  };
+  // Whether every value of a nested tape can be stacked.
+  std::function<bool(const Tape&)> can_stack = [&](const Tape& inner) {
+    return !local.contains(inner.steps) &&
+           llvm::all_of(inner.states, stackable) &&
+           llvm::all_of(
+               inner.residuals,
+               [&](const auto& kept) { return stackable(kept.second); }) &&
+           llvm::all_of(inner.nested, [&](const auto& loop) {
+             return can_stack(loop.second);
+           });
+  };
+  std::function<Tape(const Tape&)> stack_tape = [&](const Tape& inner) {
+    Tape out;
+    out.steps = inner.steps;
+    out.iterator_dim = inner.iterator_dim;
+    for (Value* state : inner.states) out.states.push_back(stack(state));
+    for (const auto& [value, kept] : inner.residuals)
+      out.residuals[value] = stack(kept);
+    for (const auto& [loop, nested] : inner.nested)
+      out.nested.emplace_back(loop, stack_tape(nested));
+    return out;
+  };
+  for (const auto& inner : body.ops) {
+    if (inner->kind == OpKind::Yield) break;
+    if (IsCheapToRedo(*inner) || inner->results.empty()) continue;
+    if (!llvm::all_of(inner->results,
+                      [&](const Value* v) { return stackable(P(v)); }))
+      continue;
+    auto loop_tape = tapes_.find(inner.get());
+    if (loop_tape != tapes_.end()) {
+      if (!can_stack(loop_tape->second)) continue;
+      tape.nested.emplace_back(inner.get(), stack_tape(loop_tape->second));
+    }
+    for (const Value* result : inner->results)
+      tape.residuals[result] = stack(P(result));
+  }
+  b_.Yield(yields);
+  return llvm::Error::success();
+}
+
+Dim* ReverseBuilder::StepsDim(const std::string& name, Value* count) {
+  Dim* steps = fn_.NewOuterDim(name, std::nullopt, nullptr);
+  Value* before = outer_scan_ ? BeforeOuterScan(count) : nullptr;
+  if (!before) {
+    b_.DimDef(steps,
+              b_.Binary(OpKind::Max, count, b_.IntConst(ElemKind::I64, 0)));
+    return steps;
+  }
+  // Made at the end of the scan's block, then moved in front of the scan.
+  Block& block = *outer_scan_->parent;
+  {
+    ir::InsertionGuard guard(b_);
+    b_.SetInsertionBlock(&block);
+    b_.DimDef(steps,
+              b_.Binary(OpKind::Max, before, b_.IntConst(ElemKind::I64, 0)));
+  }
+  auto scan = llvm::find_if(
+      block.ops, [&](const auto& op) { return op.get() == outer_scan_; });
+  std::rotate(scan, scan + 1, block.ops.end());
+  return steps;
+}
+
+Value* ReverseBuilder::BeforeOuterScan(Value* value) {
+  Block& block = *outer_scan_->parent;
+  if (value->def == nullptr)  // the function's arguments and sizes are known
+    return value->block == fn_.body.get() ||
+                   llvm::is_contained(fn_.size_params, value)
+               ? value
+               : nullptr;
+  const Op& def = *value->def;
+  if (def.parent == &block) return value;
+  bool arithmetic = def.kind == OpKind::Add || def.kind == OpKind::Sub ||
+                    def.kind == OpKind::Mul || def.kind == OpKind::Max ||
+                    def.kind == OpKind::Min;
+  bool leaf = def.kind == OpKind::Const ||
+              (def.kind == OpKind::Size &&
+               (def.dims[0]->constant ||
+                (def.dims[0]->size && BeforeOuterScan(def.dims[0]->size))));
+  if (!arithmetic && !leaf) return nullptr;
+  std::vector<Value*> operands;
+  for (Value* operand : def.operands) {
+    Value* before = BeforeOuterScan(operand);
+    if (!before) return nullptr;
+    operands.push_back(before);
+  }
+  // Made at the end of the scan's block, then moved in front of the scan.
+  ir::InsertionGuard guard(b_);
+  b_.SetInsertionBlock(&block);
+  Op* copy = b_.Create(def.kind, operands, {value->type});
+  copy->dims = def.dims;
+  copy->int_value = def.int_value;
+  copy->float_value = def.float_value;
+  auto scan = llvm::find_if(
+      block.ops, [&](const auto& op) { return op.get() == outer_scan_; });
+  std::rotate(scan, scan + 1, block.ops.end());
+  return copy->result();
+}
+
+Tape ReverseBuilder::ReadTape(const Tape& stacked, Value* step) {
+  Tape tape;
+  tape.steps = stacked.steps;
+  tape.iterator_dim = stacked.iterator_dim;
+  for (Value* state : stacked.states)
+    tape.states.push_back(b_.Gather(state, {step}));
+  for (const auto& [value, kept] : stacked.residuals)
+    tape.residuals[value] = b_.Gather(kept, {step});
+  for (const auto& [loop, inner] : stacked.nested)
+    tape.nested.emplace_back(loop, ReadTape(inner, step));
+  return tape;
+}
+
 // --- Backward sweep ----------------------------------------------------------
 
 llvm::Expected<std::vector<Value*>> ReverseBuilder::ReverseBlock(
     const Block& block, const std::vector<Value*>& seeds,
-    const std::vector<const Value*>& wanted) {
+    const std::vector<const Value*>& wanted, const Tape* tape, Value* step) {
   // Adjoints and tapes made here are only valid inside this region.
   auto saved_adjoints = std::move(adjoint_);
   auto saved_tapes = std::move(tapes_);
@@ -422,8 +611,22 @@ llvm::Expected<std::vector<Value*>> ReverseBuilder::ReverseBlock(
   std::vector<const Op*> ops;
   for (const auto& op : block.ops) {
     if (op->kind == OpKind::Yield || op->kind == OpKind::Return) break;
-    if (llvm::Error error = Forward(*op)) return std::move(error);
     ops.push_back(op.get());
+    if (tape && !op->results.empty() &&
+        tape->residuals.contains(op->results[0])) {
+      for (const Value* result : op->results)
+        forward_.values[result] =
+            b_.Gather(tape->residuals.lookup(result), {step});
+      for (const auto& [loop, inner] : tape->nested) {
+        if (loop != op.get()) continue;
+        Tape read = ReadTape(inner, step);
+        if (loop->kind == OpKind::Loop && loop->dims.empty())
+          read.lo = P(loop->operands[0]);
+        tapes_[loop] = std::move(read);
+      }
+      continue;
+    }
+    if (llvm::Error error = Forward(*op)) return std::move(error);
   }
   const Op* terminator = block.terminator();
   for (size_t i = 0; i < seeds.size() && i < terminator->operands.size(); ++i)
@@ -736,7 +939,7 @@ llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
     std::vector<const Value*> wanted;
     for (size_t i : float_state) wanted.push_back(body.args[i + arg_offset]);
     wanted.insert(wanted.end(), captures.begin(), captures.end());
-    auto adjoints = ReverseBlock(body, seeds, wanted);
+    auto adjoints = ReverseBlock(body, seeds, wanted, &tape, k);
     if (!adjoints) return adjoints.takeError();
     std::vector<Value*> yields;
     for (size_t j = 0; j < float_state.size(); ++j) {
