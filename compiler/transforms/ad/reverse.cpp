@@ -62,6 +62,12 @@ std::vector<const Value*> CapturesOf(const Op& op) {
   return captures;
 }
 
+// The gathers through which a loop body reads `capture`, if it reads it
+// only at points fixed by the iteration. See Note [Rows read per iteration].
+std::optional<std::vector<const Op*>> RowReads(const Block& body,
+                                               const Value* capture,
+                                               bool is_loop);
+
 // What the forward sweep of a loop or while kept for the backward sweep.
 // See Note [Residual tape].
 struct Tape {
@@ -881,12 +887,19 @@ llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
   size_t state = is_loop ? op.operands.size() - 2 : op.operands.size();
   size_t arg_offset = is_loop ? 1 : 0;
   std::vector<const Value*> captures;
-  for (const Value* capture : CapturesOf(op))
-    if (Varied(capture)) captures.push_back(capture);
+  std::vector<const Op*> row_reads;
+  for (const Value* capture : CapturesOf(op)) {
+    if (!Varied(capture)) continue;
+    if (auto reads = RowReads(body, capture, is_loop))
+      row_reads.insert(row_reads.end(), reads->begin(), reads->end());
+    else
+      captures.push_back(capture);
+  }
   std::vector<size_t> float_state;
   for (size_t i = 0; i < state; ++i)
     if (Varied(body.args[i + arg_offset])) float_state.push_back(i);
-  // The carry: adjoints of the float state, then of the captured values.
+  // The carry: adjoints of the float state, then of the captured values;
+  // then, stacked, each row read's adjoint and indices.
   std::vector<Value*> operands = {b_.IntConst(ElemKind::I64, 0),
                                   b_.Size(tape.steps)};
   std::vector<Type> types;
@@ -901,11 +914,19 @@ llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
     operands.push_back(Zero(type));
     types.push_back(type);
   }
+  size_t carried = types.size();
+  auto stacked = [&](const Value* value) {
+    Type type = ForwardType(value->type);
+    return type.WithDims(type.dims.Union({tape.steps}));
+  };
+  for (const Op* read : row_reads)
+    for (size_t i = 0; i < read->operands.size(); ++i)
+      types.push_back(stacked(i == 0 ? read->result() : read->operands[i]));
   Op* reverse = b_.Create(OpKind::Loop, operands, types);
   reverse->dims = {tape.steps};
   reverse->loc = op.loc;
   std::vector<Type> arg_types = {Type{ElemKind::Index, tape.steps, {}}};
-  arg_types.insert(arg_types.end(), types.begin(), types.end());
+  arg_types.insert(arg_types.end(), types.begin(), types.begin() + carried);
   {
     ir::InsertionGuard guard(b_);
     Block* region = b_.AddRegion(reverse, arg_types);
@@ -939,6 +960,7 @@ llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
     std::vector<const Value*> wanted;
     for (size_t i : float_state) wanted.push_back(body.args[i + arg_offset]);
     wanted.insert(wanted.end(), captures.begin(), captures.end());
+    for (const Op* read : row_reads) wanted.push_back(read->result());
     auto adjoints = ReverseBlock(body, seeds, wanted, &tape, k);
     if (!adjoints) return adjoints.takeError();
     std::vector<Value*> yields;
@@ -951,6 +973,14 @@ llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
       Value* d = (*adjoints)[float_state.size() + c];
       yields.push_back(d ? b_.Binary(OpKind::Add, acc, d) : acc);
     }
+    for (size_t r = 0; r < row_reads.size(); ++r) {
+      const Op* read = row_reads[r];
+      Value* d = (*adjoints)[float_state.size() + captures.size() + r];
+      Type type = ForwardType(read->result()->type);
+      yields.push_back(d ? b_.Broadcast(d, type.dims) : Zero(type));
+      for (size_t i = 1; i < read->operands.size(); ++i)
+        yields.push_back(P(read->operands[i]));
+    }
     b_.Yield(yields);
   }
   size_t first_init = is_loop ? 2 : 0;
@@ -958,7 +988,55 @@ llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
     Accumulate(op.operands[first_init + float_state[j]], reverse->results[j]);
   for (size_t c = 0; c < captures.size(); ++c)
     Accumulate(captures[c], reverse->results[float_state.size() + c]);
+  size_t next = carried;
+  for (const Op* read : row_reads) {
+    Value* rows = reverse->results[next++];
+    std::vector<Value*> indices;
+    for (size_t i = 1; i < read->operands.size(); ++i)
+      indices.push_back(reverse->results[next++]);
+    Accumulate(
+        read->operands[0],
+        b_.ScatterAdd(rows, indices, ForwardType(read->operands[0]->type)));
+  }
   return llvm::Error::success();
+}
+
+// Note [Rows read per iteration]
+// A loop over k that reads a captured array only at points fixed by k
+// (`w[lay: k]`) adds to its adjoint one row per iteration. Carried as an
+// accumulator, each iteration would add a whole array of zeros but for
+// that row; instead the backward loop stacks each read's adjoint and its
+// indices over the steps, and one scatter_add after the loop adds them in.
+std::optional<std::vector<const Op*>> RowReads(const Block& body,
+                                               const Value* capture,
+                                               bool is_loop) {
+  // Values fixed by the iteration: the iterator, constants and sizes, and
+  // region-free ops of them.
+  llvm::DenseSet<const Value*> fixed;
+  if (is_loop) fixed.insert(body.args[0]);
+  std::vector<const Op*> reads;
+  for (const auto& op : body.ops) {
+    if (op->regions.empty() && llvm::all_of(op->operands, [&](const Value* v) {
+          return fixed.contains(v);
+        }))
+      fixed.insert(op->results.begin(), op->results.end());
+    if (!llvm::is_contained(op->operands, capture)) {
+      bool nested_use = false;
+      for (const auto& region : op->regions)
+        transforms::WalkOps(*region, [&](Op& inner) {
+          nested_use |= llvm::is_contained(inner.operands, capture);
+        });
+      if (nested_use) return std::nullopt;
+      continue;
+    }
+    if (op->kind != OpKind::Gather || op->operands[0] != capture ||
+        !llvm::all_of(llvm::drop_begin(op->operands),
+                      [&](const Value* v) { return fixed.contains(v); }))
+      return std::nullopt;
+    reads.push_back(op.get());
+  }
+  if (reads.empty()) return std::nullopt;
+  return reads;
 }
 
 llvm::Error ReverseBuilder::BackwardIf(const Op& op) {
