@@ -2,33 +2,17 @@
 // sweep walks them in reverse and adds each operand's adjoint. Adjoints are
 // accumulated by name: a contribution with more dims than its value is summed
 // over the extra dims, so lifting and broadcasting need no rule of their own.
-// See docs/internals/ad.md.
+// Loops are in reverse_loops.cpp. See docs/internals/ad.md.
 #include "compiler/transforms/ad/reverse.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/STLExtras.h>
-#include <llvm/ADT/ScopeExit.h>
 
-#include "compiler/ir/builder.h"
-#include "compiler/transforms/rewrite.h"
+#include "compiler/transforms/ad/reverse_builder.h"
 
 namespace delta::ad {
-namespace {
-
-using ir::Block;
-using ir::Builder;
-using ir::Dim;
-using ir::DimList;
-using ir::ElemKind;
-using ir::Function;
-using ir::Op;
-using ir::OpKind;
-using ir::Type;
-using ir::Value;
-using transforms::CloneMap;
-
-bool IsFloatValue(const Value* value) { return ir::IsFloat(value->type.elem); }
+namespace reverse {
 
 llvm::Error Unsupported(const Op& op, const std::string& what) {
   std::string where;
@@ -40,6 +24,7 @@ llvm::Error Unsupported(const Op& op, const std::string& what) {
       where + "reverse-mode AD cannot differentiate " + what + " yet");
 }
 
+namespace {
 // Values used inside `block` (and its nested regions) but defined outside.
 void CollectCaptures(const Block& block, llvm::DenseSet<const Value*>& inside,
                      std::vector<const Value*>& captures) {
@@ -54,6 +39,8 @@ void CollectCaptures(const Block& block, llvm::DenseSet<const Value*>& inside,
   }
 }
 
+}  // namespace
+
 std::vector<const Value*> CapturesOf(const Op& op) {
   llvm::DenseSet<const Value*> inside;
   std::vector<const Value*> captures;
@@ -64,106 +51,6 @@ std::vector<const Value*> CapturesOf(const Op& op) {
 
 // The gathers through which a loop body reads `capture`, if it reads it
 // only at points fixed by the iteration. See Note [Rows read per iteration].
-std::optional<std::vector<const Op*>> RowReads(const Block& body,
-                                               const Value* capture,
-                                               bool is_loop);
-
-// What the forward sweep of a loop or while kept for the backward sweep.
-// See Note [Residual tape].
-struct Tape {
-  const Dim* steps = nullptr;  // one position per iteration
-  std::vector<Value*> states;  // the state before each iteration
-  // Values of the body's ops, stacked over `steps`: the backward sweep
-  // reads them instead of computing them again.
-  llvm::DenseMap<const Value*, Value*> residuals;
-  // The tapes of loops in the body, their values stacked over `steps`.
-  std::vector<std::pair<const Op*, Tape>> nested;
-  Value* lo = nullptr;  // a range loop's first iterator value
-  // A loop over a dim: the iterator is an index of this dim. The tape uses
-  // a fresh dim `steps` of the same size, since the state may have the
-  // loop's dim already.
-  const Dim* iterator_dim = nullptr;
-};
-
-class ReverseBuilder {
- public:
-  explicit ReverseBuilder(Function& derived) : fn_(derived), b_(&derived) {}
-
-  llvm::Error Run(const Function& primal);
-
- private:
-  // --- Activity ------------------------------------------------------------
-  void ComputeActivity(const Function& primal);
-  bool Varied(const Value* value) const { return varied_.contains(value); }
-
-  // --- Forward sweep -------------------------------------------------------
-  llvm::Error Forward(const Op& op);
-  llvm::Error ForwardLoop(const Op& op);
-  llvm::Error ForwardWhile(const Op& op);
-  // Emits the forward ops of a loop body into the scan `scan` (whose region
-  // is the insertion block) and yields `yields`, then the residuals, which
-  // become extra stacked results of `scan` recorded in `tape`.
-  llvm::Error ForwardScanBody(const Block& body, Op* scan,
-                              std::vector<Value*> yields, Tape& tape);
-  // The dim of a tape's steps, max(count, 0) long. Inside another loop's
-  // scan, a count known before that scan is defined before it, so that the
-  // scan can stack this loop's tape.
-  Dim* StepsDim(const std::string& name, Value* count);
-  // `value` where the outermost scan being built starts (made again there
-  // if it is arithmetic on sizes and constants), or null.
-  Value* BeforeOuterScan(Value* value);
-  // A tape kept by an enclosing scan, read at its position `step`.
-  Tape ReadTape(const Tape& stacked, Value* step);
-  // The scan that is being built around the insertion point, outermost.
-  Op* outer_scan_ = nullptr;
-  Value* P(const Value* value) {
-    return forward_.Lookup(const_cast<Value*>(value));
-  }
-
-  // --- Backward sweep ------------------------------------------------------
-  // Emits the forward ops of `block` (its arguments already mapped in
-  // forward_), seeds the terminator's operands with `seeds`, runs the
-  // backward sweep and returns the adjoints of `wanted` (null for zero).
-  // With a tape, the ops whose values it kept are read from it at
-  // position `step` instead.
-  llvm::Expected<std::vector<Value*>> ReverseBlock(
-      const Block& block, const std::vector<Value*>& seeds,
-      const std::vector<const Value*>& wanted, const Tape* tape = nullptr,
-      Value* step = nullptr);
-  llvm::Error Backward(const Op& op);
-  llvm::Error BackwardLoop(const Op& op, const Block& body, const Tape& tape);
-  llvm::Error BackwardIf(const Op& op);
-  llvm::Error BackwardCall(const Op& op);
-  llvm::Error BackwardReduceCustom(const Op& op);
-  // The combiner of a reduce.custom applied to a and b (already at a point).
-  Value* Apply(const Block& combiner, Value* a, Value* b);
-  // `body` emitted once per point of `dims` (a map over them; just `body`
-  // when there are none), given the index of each dim. Its value of type
-  // `type` (null: zeros) becomes a result over `dims` too.
-  llvm::Expected<Value*> PerPoint(
-      const DimList& dims, const Type& type,
-      llvm::function_ref<llvm::Expected<Value*>(const std::vector<Value*>&)>
-          body);
-
-  // --- Adjoints ------------------------------------------------------------
-  Value* Adjoint(const Value* value) {
-    auto it = adjoint_.find(value);
-    return it == adjoint_.end() ? nullptr : it->second;
-  }
-  void Accumulate(const Value* value, Value* contribution);
-  Value* Zero(const Type& type);
-  Value* Scalar(ElemKind kind, double value) {
-    return b_.FloatConst(kind, value);
-  }
-  Type ForwardType(const Type& type) { return forward_.Lookup(type); }
-
-  Function& fn_;
-  Builder b_;
-  CloneMap forward_;
-  llvm::DenseMap<const Value*, Value*> adjoint_;
-  llvm::DenseMap<const Op*, Tape> tapes_;
-  llvm::DenseSet<const Value*> varied_;
-};
 
 // --- Activity ----------------------------------------------------------------
 
@@ -285,323 +172,6 @@ llvm::Error ReverseBuilder::Forward(const Op& op) {
   }
   transforms::CloneOp(b_, op, forward_);
   return llvm::Error::success();
-}
-
-llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
-  Tape tape;
-  size_t state = op.operands.size() - 2;
-  const Block& body = *op.regions[0];
-  Value* lo = nullptr;
-  if (!op.dims.empty()) {
-    const Dim* dim = forward_.Lookup(op.dims[0]);
-    tape.steps = StepsDim(dim->name + ".steps", b_.Size(dim));
-    tape.iterator_dim = dim;
-  } else {
-    // A range loop runs over a local dim of size max(hi - lo, 0).
-    lo = P(op.operands[0]);
-    tape.steps =
-        StepsDim("steps", b_.Binary(OpKind::Sub, P(op.operands[1]), lo));
-    tape.lo = lo;
-  }
-  std::vector<Value*> operands = {b_.IntConst(ElemKind::I64, 0),
-                                  b_.Size(tape.steps)};
-  std::vector<Type> types;
-  for (size_t i = 0; i < state; ++i) {
-    operands.push_back(P(op.operands[i + 2]));
-    types.push_back(ForwardType(op.results[i]->type));
-  }
-  // Outputs stacked over the loop's dim are stacked over `steps` here and
-  // renamed back after.
-  for (size_t i = state; i < op.results.size(); ++i) {
-    Type t = ForwardType(op.results[i]->type);
-    types.push_back(
-        t.WithDims(t.dims.Minus({tape.iterator_dim}).Union({tape.steps})));
-  }
-  for (size_t i = 0; i < state; ++i) {
-    Type t = ForwardType(op.results[i]->type);
-    types.push_back(t.WithDims(t.dims.Union({tape.steps})));
-  }
-  Op* scan = b_.Create(OpKind::Loop, operands, types);
-  scan->dims = {tape.steps};
-  scan->loc = op.loc;
-  if (!outer_scan_) outer_scan_ = scan;
-  auto outermost_done = llvm::make_scope_exit([&] {
-    if (outer_scan_ == scan) outer_scan_ = nullptr;
-  });
-  std::vector<Type> arg_types = {Type{ElemKind::Index, tape.steps, {}}};
-  for (size_t i = 0; i < state; ++i)
-    arg_types.push_back(ForwardType(body.args[i + 1]->type));
-  {
-    ir::InsertionGuard guard(b_);
-    Block* region = b_.AddRegion(scan, arg_types);
-    b_.SetInsertionBlock(region);
-    Value* position = b_.Convert(region->args[0], ElemKind::I64);
-    Value* iterator = tape.iterator_dim ? b_.Convert(position, ElemKind::Index,
-                                                     tape.iterator_dim)
-                                        : b_.Binary(OpKind::Add, lo, position);
-    forward_.values[body.args[0]] = iterator;
-    for (size_t i = 0; i < state; ++i)
-      forward_.values[body.args[i + 1]] = region->args[i + 1];
-    std::vector<Value*> states(region->args.begin() + 1, region->args.end());
-    if (llvm::Error error = ForwardScanBody(body, scan, states, tape))
-      return error;
-  }
-  for (size_t i = 0; i < op.results.size(); ++i)
-    forward_.values[op.results[i]] =
-        i < state ? scan->results[i]
-                  : b_.Rename(scan->results[i], tape.steps, tape.iterator_dim);
-  for (size_t i = 0; i < state; ++i)
-    tape.states.push_back(scan->results[op.results.size() + i]);
-  tapes_[&op] = tape;
-  return llvm::Error::success();
-}
-
-llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
-  size_t state = op.operands.size();
-  const Block& cond = *op.regions[0];
-  const Block& body = *op.regions[1];
-  // 1. Run the while once, counting iterations.
-  std::vector<Value*> operands;
-  std::vector<Type> types;
-  for (const Value* init : op.operands) {
-    operands.push_back(P(init));
-    types.push_back(ForwardType(init->type));
-  }
-  Type i64{ElemKind::I64, nullptr, {}};
-  operands.push_back(b_.IntConst(ElemKind::I64, 0));
-  types.push_back(i64);
-  Op* counted = b_.Create(OpKind::While, operands, types);
-  counted->loc = op.loc;
-  for (int r = 0; r < 2; ++r) {
-    const Block& source = r == 0 ? cond : body;
-    ir::InsertionGuard guard(b_);
-    Block* region = b_.AddRegion(counted, types);
-    b_.SetInsertionBlock(region);
-    for (size_t i = 0; i < state; ++i)
-      forward_.values[source.args[i]] = region->args[i];
-    for (const auto& inner : source.ops) {
-      if (inner->kind == OpKind::Yield) break;
-      if (llvm::Error error = Forward(*inner)) return error;
-    }
-    std::vector<Value*> yields;
-    for (Value* v : source.terminator()->operands) yields.push_back(P(v));
-    if (r == 1)
-      yields.push_back(b_.Binary(OpKind::Add, region->args[state],
-                                 b_.IntConst(ElemKind::I64, 1)));
-    b_.Yield(yields);
-  }
-  for (size_t i = 0; i < state; ++i)
-    forward_.values[op.results[i]] = counted->results[i];
-  // 2. Run it again as a scan over a dim of that size, keeping the states.
-  Dim* steps = StepsDim("iterations", counted->results[state]);
-  std::vector<Value*> scan_operands = {b_.IntConst(ElemKind::I64, 0),
-                                       b_.Size(steps)};
-  std::vector<Type> scan_types;
-  for (const Value* init : op.operands) {
-    scan_operands.push_back(P(init));
-    scan_types.push_back(ForwardType(init->type));
-  }
-  for (const Value* init : op.operands) {
-    Type t = ForwardType(init->type);
-    scan_types.push_back(t.WithDims(t.dims.Union({steps})));
-  }
-  Op* scan = b_.Create(OpKind::Loop, scan_operands, scan_types);
-  scan->dims = {steps};
-  scan->loc = op.loc;
-  if (!outer_scan_) outer_scan_ = scan;
-  auto outermost_done = llvm::make_scope_exit([&] {
-    if (outer_scan_ == scan) outer_scan_ = nullptr;
-  });
-  Tape tape;
-  tape.steps = steps;
-  std::vector<Type> arg_types = {Type{ElemKind::Index, steps, {}}};
-  for (const Value* init : op.operands)
-    arg_types.push_back(ForwardType(init->type));
-  {
-    ir::InsertionGuard guard(b_);
-    Block* region = b_.AddRegion(scan, arg_types);
-    b_.SetInsertionBlock(region);
-    for (size_t i = 0; i < state; ++i)
-      forward_.values[body.args[i]] = region->args[i + 1];
-    std::vector<Value*> states(region->args.begin() + 1, region->args.end());
-    if (llvm::Error error = ForwardScanBody(body, scan, states, tape))
-      return error;
-  }
-  for (size_t i = 0; i < state; ++i)
-    tape.states.push_back(scan->results[state + i]);
-  tapes_[&op] = tape;
-  return llvm::Error::success();
-}
-
-// Note [Residual tape]
-// The forward sweep of a loop runs its body once, as a scan that stacks
-// over the iterations the state before each one and the values of the
-// body's ops (the residuals). The backward sweep reads them at its
-// iteration instead of computing them again, as JAX's scan does: each body
-// runs once forward and once backward. Kept: the results of the body's
-// top-level ops, but not indices, values over a dim made in the body, and
-// ops cheaper to redo than to read back (constants, broadcasts, renames,
-// gathers). A loop in the body is kept with its own tape, stacked once
-// more, when its count is known before the outermost scan (StepsDim), so
-// that nested loops also run once each way; otherwise its forward sweep
-// runs again in the backward sweep. Residuals that no backward op reads
-// are stacked outputs without users, which dead-code elimination drops
-// with the work behind them. A call to `checkpoint(f)` is the other trade:
-// it keeps nothing and is recomputed.
-namespace {
-bool IsCheapToRedo(const Op& op) {
-  if (op.regions.empty() && op.operands.empty()) return true;
-  switch (op.kind) {
-    case OpKind::Broadcast:
-    case OpKind::Rename:
-    case OpKind::Gather:
-    case OpKind::DimDef:
-      return true;
-    default:
-      return false;
-  }
-}
-}  // namespace
-
-llvm::Error ReverseBuilder::ForwardScanBody(const Block& body, Op* scan,
-                                            std::vector<Value*> yields,
-                                            Tape& tape) {
-  Block& region = *b_.block();
-  for (const auto& inner : body.ops) {
-    if (inner->kind == OpKind::Yield) break;
-    if (llvm::Error error = Forward(*inner)) return error;
-  }
-  std::vector<Value*> next;
-  for (Value* v : body.terminator()->operands) next.push_back(P(v));
-  yields.insert(yields.begin(), next.begin(), next.end());
-  // Dims made in the body cannot be stacked over.
-  llvm::DenseSet<const Dim*> local;
-  for (const auto& op : region.ops)
-    if (op->kind == OpKind::DimDef) local.insert(op->dims[0]);
-  auto stackable = [&](const Value* derived) {
-    const Type& type = derived->type;
-    return type.elem != ElemKind::Index &&
-           llvm::none_of(type.dims,
-                         [&](const Dim* dim) { return local.contains(dim); });
-  };
-  auto stack = [&](Value* derived) {
-    yields.push_back(derived);
-    Value* stacked = fn_.NewValue(
-        derived->type.WithDims(derived->type.dims.Union({tape.steps})));
-    stacked->def = scan;
-    stacked->index = static_cast<unsigned>(scan->results.size());
-    scan->results.push_back(stacked);
-    return stacked;
-  };
-  // Whether every value of a nested tape can be stacked.
-  std::function<bool(const Tape&)> can_stack = [&](const Tape& inner) {
-    return !local.contains(inner.steps) &&
-           llvm::all_of(inner.states, stackable) &&
-           llvm::all_of(
-               inner.residuals,
-               [&](const auto& kept) { return stackable(kept.second); }) &&
-           llvm::all_of(inner.nested, [&](const auto& loop) {
-             return can_stack(loop.second);
-           });
-  };
-  std::function<Tape(const Tape&)> stack_tape = [&](const Tape& inner) {
-    Tape out;
-    out.steps = inner.steps;
-    out.iterator_dim = inner.iterator_dim;
-    for (Value* state : inner.states) out.states.push_back(stack(state));
-    for (const auto& [value, kept] : inner.residuals)
-      out.residuals[value] = stack(kept);
-    for (const auto& [loop, nested] : inner.nested)
-      out.nested.emplace_back(loop, stack_tape(nested));
-    return out;
-  };
-  for (const auto& inner : body.ops) {
-    if (inner->kind == OpKind::Yield) break;
-    if (IsCheapToRedo(*inner) || inner->results.empty()) continue;
-    if (!llvm::all_of(inner->results,
-                      [&](const Value* v) { return stackable(P(v)); }))
-      continue;
-    auto loop_tape = tapes_.find(inner.get());
-    if (loop_tape != tapes_.end()) {
-      if (!can_stack(loop_tape->second)) continue;
-      tape.nested.emplace_back(inner.get(), stack_tape(loop_tape->second));
-    }
-    for (const Value* result : inner->results)
-      tape.residuals[result] = stack(P(result));
-  }
-  b_.Yield(yields);
-  return llvm::Error::success();
-}
-
-Dim* ReverseBuilder::StepsDim(const std::string& name, Value* count) {
-  Dim* steps = fn_.NewOuterDim(name, std::nullopt, nullptr);
-  Value* before = outer_scan_ ? BeforeOuterScan(count) : nullptr;
-  if (!before) {
-    b_.DimDef(steps,
-              b_.Binary(OpKind::Max, count, b_.IntConst(ElemKind::I64, 0)));
-    return steps;
-  }
-  // Made at the end of the scan's block, then moved in front of the scan.
-  Block& block = *outer_scan_->parent;
-  {
-    ir::InsertionGuard guard(b_);
-    b_.SetInsertionBlock(&block);
-    b_.DimDef(steps,
-              b_.Binary(OpKind::Max, before, b_.IntConst(ElemKind::I64, 0)));
-  }
-  auto scan = llvm::find_if(
-      block.ops, [&](const auto& op) { return op.get() == outer_scan_; });
-  std::rotate(scan, scan + 1, block.ops.end());
-  return steps;
-}
-
-Value* ReverseBuilder::BeforeOuterScan(Value* value) {
-  Block& block = *outer_scan_->parent;
-  if (value->def == nullptr)  // the function's arguments and sizes are known
-    return value->block == fn_.body.get() ||
-                   llvm::is_contained(fn_.size_params, value)
-               ? value
-               : nullptr;
-  const Op& def = *value->def;
-  if (def.parent == &block) return value;
-  bool arithmetic = def.kind == OpKind::Add || def.kind == OpKind::Sub ||
-                    def.kind == OpKind::Mul || def.kind == OpKind::Max ||
-                    def.kind == OpKind::Min;
-  bool leaf = def.kind == OpKind::Const ||
-              (def.kind == OpKind::Size &&
-               (def.dims[0]->constant ||
-                (def.dims[0]->size && BeforeOuterScan(def.dims[0]->size))));
-  if (!arithmetic && !leaf) return nullptr;
-  std::vector<Value*> operands;
-  for (Value* operand : def.operands) {
-    Value* before = BeforeOuterScan(operand);
-    if (!before) return nullptr;
-    operands.push_back(before);
-  }
-  // Made at the end of the scan's block, then moved in front of the scan.
-  ir::InsertionGuard guard(b_);
-  b_.SetInsertionBlock(&block);
-  Op* copy = b_.Create(def.kind, operands, {value->type});
-  copy->dims = def.dims;
-  copy->int_value = def.int_value;
-  copy->float_value = def.float_value;
-  auto scan = llvm::find_if(
-      block.ops, [&](const auto& op) { return op.get() == outer_scan_; });
-  std::rotate(scan, scan + 1, block.ops.end());
-  return copy->result();
-}
-
-Tape ReverseBuilder::ReadTape(const Tape& stacked, Value* step) {
-  Tape tape;
-  tape.steps = stacked.steps;
-  tape.iterator_dim = stacked.iterator_dim;
-  for (Value* state : stacked.states)
-    tape.states.push_back(b_.Gather(state, {step}));
-  for (const auto& [value, kept] : stacked.residuals)
-    tape.residuals[value] = b_.Gather(kept, {step});
-  for (const auto& [loop, inner] : stacked.nested)
-    tape.nested.emplace_back(loop, ReadTape(inner, step));
-  return tape;
 }
 
 // --- Backward sweep ----------------------------------------------------------
@@ -880,165 +450,6 @@ llvm::Error ReverseBuilder::Backward(const Op& op) {
   return llvm::Error::success();
 }
 
-llvm::Error ReverseBuilder::BackwardLoop(const Op& op, const Block& body,
-                                         const Tape& tape) {
-  if (!tape.steps) return Unsupported(op, "this loop");
-  bool is_loop = op.kind == OpKind::Loop;
-  size_t state = is_loop ? op.operands.size() - 2 : op.operands.size();
-  size_t arg_offset = is_loop ? 1 : 0;
-  std::vector<const Value*> captures;
-  std::vector<const Op*> row_reads;
-  for (const Value* capture : CapturesOf(op)) {
-    if (!Varied(capture)) continue;
-    if (auto reads = RowReads(body, capture, is_loop))
-      row_reads.insert(row_reads.end(), reads->begin(), reads->end());
-    else
-      captures.push_back(capture);
-  }
-  std::vector<size_t> float_state;
-  for (size_t i = 0; i < state; ++i)
-    if (Varied(body.args[i + arg_offset])) float_state.push_back(i);
-  // The carry: adjoints of the float state, then of the captured values;
-  // then, stacked, each row read's adjoint and indices.
-  std::vector<Value*> operands = {b_.IntConst(ElemKind::I64, 0),
-                                  b_.Size(tape.steps)};
-  std::vector<Type> types;
-  for (size_t i : float_state) {
-    Value* seed = Adjoint(op.results[i]);
-    Type type = ForwardType(op.results[i]->type);
-    operands.push_back(seed ? b_.Broadcast(seed, type.dims) : Zero(type));
-    types.push_back(type);
-  }
-  for (const Value* capture : captures) {
-    Type type = ForwardType(capture->type);
-    operands.push_back(Zero(type));
-    types.push_back(type);
-  }
-  size_t carried = types.size();
-  auto stacked = [&](const Value* value) {
-    Type type = ForwardType(value->type);
-    return type.WithDims(type.dims.Union({tape.steps}));
-  };
-  for (const Op* read : row_reads)
-    for (size_t i = 0; i < read->operands.size(); ++i)
-      types.push_back(stacked(i == 0 ? read->result() : read->operands[i]));
-  Op* reverse = b_.Create(OpKind::Loop, operands, types);
-  reverse->dims = {tape.steps};
-  reverse->loc = op.loc;
-  std::vector<Type> arg_types = {Type{ElemKind::Index, tape.steps, {}}};
-  arg_types.insert(arg_types.end(), types.begin(), types.begin() + carried);
-  {
-    ir::InsertionGuard guard(b_);
-    Block* region = b_.AddRegion(reverse, arg_types);
-    b_.SetInsertionBlock(region);
-    // Iteration k = steps - 1 - j, read from the tape.
-    Value* last = b_.Binary(OpKind::Sub, b_.Size(tape.steps),
-                            b_.IntConst(ElemKind::I64, 1));
-    Value* position = b_.Binary(OpKind::Sub, last,
-                                b_.Convert(region->args[0], ElemKind::I64));
-    Value* k = b_.Convert(position, ElemKind::Index, tape.steps);
-    // The iterator as the body knows it: an index of the loop's dim, or
-    // lo + position for a range loop.
-    Value* iterator = nullptr;
-    if (tape.iterator_dim)
-      iterator = b_.Convert(position, ElemKind::Index, tape.iterator_dim);
-    else if (tape.lo)
-      iterator = b_.Binary(OpKind::Add, tape.lo, position);
-    if (is_loop) forward_.values[body.args[0]] = iterator;
-    for (size_t i = 0; i < state; ++i)
-      forward_.values[body.args[i + arg_offset]] =
-          b_.Gather(tape.states[i], {k});
-    // Seeds: the state's adjoint, and each stacked output's at k.
-    std::vector<Value*> seeds(body.terminator()->operands.size(), nullptr);
-    for (size_t j = 0; j < float_state.size(); ++j)
-      seeds[float_state[j]] = region->args[1 + j];
-    for (size_t i = state; i < op.results.size(); ++i)
-      if (Value* d_out = Adjoint(op.results[i]))
-        seeds[i] = b_.Gather(
-            b_.Broadcast(d_out, ForwardType(op.results[i]->type).dims),
-            {iterator});
-    std::vector<const Value*> wanted;
-    for (size_t i : float_state) wanted.push_back(body.args[i + arg_offset]);
-    wanted.insert(wanted.end(), captures.begin(), captures.end());
-    for (const Op* read : row_reads) wanted.push_back(read->result());
-    auto adjoints = ReverseBlock(body, seeds, wanted, &tape, k);
-    if (!adjoints) return adjoints.takeError();
-    std::vector<Value*> yields;
-    for (size_t j = 0; j < float_state.size(); ++j) {
-      Value* d = (*adjoints)[j];
-      yields.push_back(d ? b_.Broadcast(d, types[j].dims) : Zero(types[j]));
-    }
-    for (size_t c = 0; c < captures.size(); ++c) {
-      Value* acc = region->args[1 + float_state.size() + c];
-      Value* d = (*adjoints)[float_state.size() + c];
-      yields.push_back(d ? b_.Binary(OpKind::Add, acc, d) : acc);
-    }
-    for (size_t r = 0; r < row_reads.size(); ++r) {
-      const Op* read = row_reads[r];
-      Value* d = (*adjoints)[float_state.size() + captures.size() + r];
-      Type type = ForwardType(read->result()->type);
-      yields.push_back(d ? b_.Broadcast(d, type.dims) : Zero(type));
-      for (size_t i = 1; i < read->operands.size(); ++i)
-        yields.push_back(P(read->operands[i]));
-    }
-    b_.Yield(yields);
-  }
-  size_t first_init = is_loop ? 2 : 0;
-  for (size_t j = 0; j < float_state.size(); ++j)
-    Accumulate(op.operands[first_init + float_state[j]], reverse->results[j]);
-  for (size_t c = 0; c < captures.size(); ++c)
-    Accumulate(captures[c], reverse->results[float_state.size() + c]);
-  size_t next = carried;
-  for (const Op* read : row_reads) {
-    Value* rows = reverse->results[next++];
-    std::vector<Value*> indices;
-    for (size_t i = 1; i < read->operands.size(); ++i)
-      indices.push_back(reverse->results[next++]);
-    Accumulate(
-        read->operands[0],
-        b_.ScatterAdd(rows, indices, ForwardType(read->operands[0]->type)));
-  }
-  return llvm::Error::success();
-}
-
-// Note [Rows read per iteration]
-// A loop over k that reads a captured array only at points fixed by k
-// (`w[lay: k]`) adds to its adjoint one row per iteration. Carried as an
-// accumulator, each iteration would add a whole array of zeros but for
-// that row; instead the backward loop stacks each read's adjoint and its
-// indices over the steps, and one scatter_add after the loop adds them in.
-std::optional<std::vector<const Op*>> RowReads(const Block& body,
-                                               const Value* capture,
-                                               bool is_loop) {
-  // Values fixed by the iteration: the iterator, constants and sizes, and
-  // region-free ops of them.
-  llvm::DenseSet<const Value*> fixed;
-  if (is_loop) fixed.insert(body.args[0]);
-  std::vector<const Op*> reads;
-  for (const auto& op : body.ops) {
-    if (op->regions.empty() && llvm::all_of(op->operands, [&](const Value* v) {
-          return fixed.contains(v);
-        }))
-      fixed.insert(op->results.begin(), op->results.end());
-    if (!llvm::is_contained(op->operands, capture)) {
-      bool nested_use = false;
-      for (const auto& region : op->regions)
-        transforms::WalkOps(*region, [&](Op& inner) {
-          nested_use |= llvm::is_contained(inner.operands, capture);
-        });
-      if (nested_use) return std::nullopt;
-      continue;
-    }
-    if (op->kind != OpKind::Gather || op->operands[0] != capture ||
-        !llvm::all_of(llvm::drop_begin(op->operands),
-                      [&](const Value* v) { return fixed.contains(v); }))
-      return std::nullopt;
-    reads.push_back(op.get());
-  }
-  if (reads.empty()) return std::nullopt;
-  return reads;
-}
-
 llvm::Error ReverseBuilder::BackwardIf(const Op& op) {
   std::vector<const Value*> captures;
   for (const Value* capture : CapturesOf(op))
@@ -1112,13 +523,16 @@ llvm::Error ReverseBuilder::BackwardCall(const Op& op) {
   return llvm::Error::success();
 }
 
+namespace {
 // `value` at the point of the dims in `indices` that it has.
+
 Value* ValueAt(Builder& b, Value* value, const std::vector<Value*>& indices) {
   std::vector<Value*> used;
   for (Value* index : indices)
     if (value->type.dims.Contains(index->type.index_dim)) used.push_back(index);
   return used.empty() ? value : b.Gather(value, used);
 }
+}  // namespace
 
 Value* ReverseBuilder::Apply(const Block& combiner, Value* a, Value* b) {
   forward_.values[combiner.args[0]] =
@@ -1309,7 +723,16 @@ llvm::Error ReverseBuilder::Run(const Function& primal) {
   return llvm::Error::success();
 }
 
-}  // namespace
+}  // namespace reverse
+
+using ir::Block;
+using ir::Dim;
+using ir::Function;
+using ir::Type;
+using ir::Value;
+using reverse::IsFloatValue;
+using reverse::ReverseBuilder;
+using transforms::CloneMap;
 
 void SetUpReverseSignature(Function& derived) {
   const Function& primal = *derived.derivative->primal;
