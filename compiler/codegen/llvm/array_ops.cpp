@@ -196,6 +196,13 @@ llvm::Value* FunctionEmitter::ReusableOperand(const ir::Op& op,
   return nullptr;
 }
 
+llvm::Value* FunctionEmitter::ResultBuffer(const ir::Op& op,
+                                           const ir::Value* result) {
+  auto destination = destinations_.find(result);
+  if (destination != destinations_.end()) return destination->second;
+  return ReusableOperand(op, result->type);
+}
+
 void FunctionEmitter::EmitElementwise(const ir::Op& op) {
   std::vector<Operand> operands;
   for (const ir::Value* value : op.operands) operands.push_back(Prepare(value));
@@ -210,13 +217,13 @@ void FunctionEmitter::EmitElementwise(const ir::Op& op) {
                            if (x.size() == 1) return EmitUnaryScalar(op, x[0]);
                            return EmitBinaryScalar(op, x[0], x[1]);
                          },
-                         ReusableOperand(op, op.results[0]->type)));
+                         ResultBuffer(op, op.results[0])));
 }
 
 void FunctionEmitter::EmitMap(const ir::Op& op) {
   std::vector<ArrayView> results;
   for (const ir::Value* result : op.results) {
-    llvm::Value* into = ReusableOperand(op, result->type);
+    llvm::Value* into = ResultBuffer(op, result);
     results.push_back(
         View(result->type, into != nullptr ? into : Allocate(result->type)));
   }

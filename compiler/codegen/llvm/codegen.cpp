@@ -326,7 +326,8 @@ void FunctionEmitter::EmitRegion(const ir::Block& block,
     op_index_ = i;
     EmitOp(op);
     for (const ir::Value* result : op.results)
-      if (!result->type.IsScalar()) owned.insert(result);
+      if (!result->type.IsScalar() && !destinations_.contains(result))
+        owned.insert(result);
     std::vector<const ir::Value*> dead;
     for (const ir::Value* value : owned) {
       auto it = last_use.find(value);
@@ -348,7 +349,7 @@ void FunctionEmitter::EmitRegion(const ir::Block& block,
         // does not own is copied.
         if (owned.contains(value))
           owned.erase(value);
-        else
+        else if (!destinations_.contains(value))
           llvm_value = CopyArray(value->type, llvm_value);
       }
       yielded.push_back(llvm_value);
@@ -465,14 +466,29 @@ void FunctionEmitter::EmitLoop(const ir::Op& op) {
   }
   // A loop over a dim may stack extra yielded values over it (a scan).
   std::vector<ArrayView> stacked;
-  for (size_t i = state.size(); i < op.results.size(); ++i)
-    stacked.push_back(View(op.results[i]->type, Allocate(op.results[i]->type)));
+  for (size_t i = state.size(); i < op.results.size(); ++i) {
+    auto destination = destinations_.find(op.results[i]);
+    stacked.push_back(
+        View(op.results[i]->type, destination != destinations_.end()
+                                      ? destination->second
+                                      : Allocate(op.results[i]->type)));
+  }
   const ir::Block& body = *op.region(0);
   const ir::Op* yield = body.terminator();
+  std::vector<bool> in_place = StackedInPlace(op);
   EmitFor(lo, hi, [&](llvm::Value* k) {
     std::vector<llvm::Value*> args = {k};
     for (llvm::AllocaInst* slot : state)
       args.push_back(builder_.CreateLoad(slot->getAllocatedType(), slot));
+    for (size_t j = 0; j < stacked.size(); ++j) {
+      if (!in_place[j]) continue;
+      const ir::Value* value = yield->operands[state.size() + j];
+      llvm::Value* bytes = builder_.CreateMul(
+          builder_.CreateMul(k, ElementCount(value->type.dims)),
+          builder_.getInt64(ElemBytes(value->type.elem)));
+      destinations_[value] =
+          builder_.CreateGEP(builder_.getInt8Ty(), stacked[j].data, bytes);
+    }
     std::vector<bool> owned(args.size(), true);
     owned[0] = false;
     EmitRegion(
@@ -483,6 +499,10 @@ void FunctionEmitter::EmitLoop(const ir::Op& op) {
           for (size_t j = 0; j < stacked.size(); ++j) {
             const ir::Type& type = yield->operands[state.size() + j]->type;
             llvm::Value* value = next[state.size() + j];
+            if (in_place[j]) {
+              destinations_.erase(yield->operands[state.size() + j]);
+              continue;  // already in its slice
+            }
             Coords coords;
             coords[op.dims[0]] = k;
             if (type.IsScalar()) {
@@ -504,6 +524,37 @@ void FunctionEmitter::EmitLoop(const ir::Op& op) {
         builder_.CreateLoad(state[i]->getAllocatedType(), state[i]));
   for (size_t j = 0; j < stacked.size(); ++j)
     Set(op.results[state.size() + j], stacked[j].data);
+}
+
+// Note [Scan outputs in place]: a loop's stacked output over its own dim,
+// when that dim is the outermost of the stack, has a contiguous slice per
+// iteration laid out as the yielded array. If a map or an elementwise op of
+// the body makes that array, or a loop in the body stacks it (and the body
+// yields it once), the op writes it straight into the slice: no buffer of
+// its own, no copy and no free per iteration. Reverse mode's tapes
+// (docs/internals/ad.md) are such stacks: LSTM's forward scan yields about
+// fifteen small arrays per step.
+std::vector<bool> FunctionEmitter::StackedInPlace(const ir::Op& loop) {
+  size_t state = loop.operands.size() - 2;
+  const ir::Block& body = *loop.region(0);
+  const ir::Op* yield = body.terminator();
+  std::vector<bool> in_place(loop.results.size() - state, false);
+  if (module_.hooks != nullptr || loop.dims.empty()) return in_place;
+  for (size_t j = 0; j < in_place.size(); ++j) {
+    const ir::Value* value = yield->operands[state + j];
+    const ir::Type& stacked = loop.results[state + j]->type;
+    const ir::Op* def = value->def;
+    in_place[j] =
+        !value->type.IsScalar() && stacked.dims[0] == loop.dims[0] &&
+        def != nullptr && def->parent == &body &&
+        (def->kind == ir::OpKind::Map || def->kind == ir::OpKind::Select ||
+         (def->kind == ir::OpKind::Loop &&
+          value->index >= def->operands.size() - 2) ||
+         ir::IsElementwiseUnary(def->kind) ||
+         ir::IsElementwiseBinary(def->kind)) &&
+        llvm::count(yield->operands, value) == 1;
+  }
+  return in_place;
 }
 
 void FunctionEmitter::EmitWhile(const ir::Op& op) {

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -789,4 +790,51 @@ TEST_CASE("regions that yield arrays: map slices, folds and scans") {
   CHECK(result.out ==
         "[a=3, c=2] [[0, 1], [1, 2], [2, 3]] [c=2] [2, 3] [c=2] [0, 8] "
         "[a=3, c=2] [[0, 1], [0, 2], [0, 4]] [c=2] [0, 9]\n");
+}
+
+TEST_CASE("a scan's stacked map result is written into its slice") {
+  // loop s = 0 for k in d { (s + 1, for j in e { s + j }) }: the map's
+  // array goes straight into row k of the stack (Note [Scan outputs in
+  // place]), so the only array allocated is the stack itself.
+  Module module;
+  Dim* d = module.AddDim("d", 4);
+  Dim* e = module.AddDim("e", 3);
+  Function* main = Main(module);
+  Builder b(main);
+  Type scalar = Scalar(ElemKind::F32);
+  Op* scan = b.Create(
+      OpKind::Loop,
+      {b.IntConst(ElemKind::I64, 0), b.Size(d), b.FloatConst(ElemKind::F32, 0)},
+      {scalar, Array(ElemKind::F32, {d, e})});
+  scan->dims = {d};
+  Block* step = b.AddRegion(scan, {Type{ElemKind::Index, d, {}}, scalar});
+  {
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(step);
+    Op* map = b.Create(OpKind::Map, {}, {Array(ElemKind::F32, {e})});
+    map->dims = {e};
+    Block* point = b.AddRegion(map, {Type{ElemKind::Index, e, {}}});
+    {
+      InsertionGuard inner(b);
+      b.SetInsertionBlock(point);
+      b.Yield({b.Binary(OpKind::Add, step->args[1],
+                        b.Convert(point->args[0], ElemKind::F32))});
+    }
+    b.Yield(
+        {b.Binary(OpKind::Add, step->args[1], b.FloatConst(ElemKind::F32, 1.0)),
+         map->result()});
+  }
+  Print(b, {scan->result(1)});
+  b.Return({});
+  std::string text = EmitText(module);
+  size_t calls = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("@delta_alloc(") != std::string::npos &&
+        line.rfind("declare", 0) != 0)
+      ++calls;
+  CHECK(calls == 1);
+  RunResult result = Jit(module);
+  CHECK(result.out ==
+        "[d=4, e=3] [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 5]]\n");
 }

@@ -188,8 +188,14 @@ class FunctionEmitter {
   // A buffer that a result of `op` with `type` may take over (Note
   // [In-place array ops]), and that no longer needs freeing; null if none.
   llvm::Value* ReusableOperand(const ir::Op& op, const ir::Type& type);
+  // Where `result` of `op` goes: its destination (Note [Scan outputs in
+  // place]), a reusable operand, or null for a new buffer.
+  llvm::Value* ResultBuffer(const ir::Op& op, const ir::Value* result);
   void EmitElementwise(const ir::Op& op);
   void EmitMap(const ir::Op& op);
+  // Which stacked outputs of a loop its body writes in place (Note [Scan
+  // outputs in place]).
+  std::vector<bool> StackedInPlace(const ir::Op& loop);
   void EmitReduce(const ir::Op& op);
   // contraction.cpp: a reduce.sum of a product as matrix-product calls;
   // false if `op` is not one.
@@ -231,6 +237,9 @@ class FunctionEmitter {
   llvm::DenseMap<const ir::Value*, llvm::Value*> values_;
   // Array values of the regions being emitted that are still to be freed.
   llvm::SmallPtrSet<const ir::Value*, 16>* owned_ = nullptr;
+  // Arrays that their op writes into a given buffer (a scan's slice), which
+  // the region neither owns nor frees.
+  llvm::DenseMap<const ir::Value*, llvm::Value*> destinations_;
   // Uses of owned values at the op being emitted, for TakeOperand.
   llvm::DenseMap<const ir::Value*, size_t>* last_use_ = nullptr;
   size_t op_index_ = 0;
