@@ -202,8 +202,8 @@ class Function {
 
   Value* NewValue(Type type, std::string name = "");
   Dim* NewDim(std::string name, std::optional<int64_t> constant, Value* size);
-  // A new dim laid out outside every other (a tape's steps: each step's
-  // slice is contiguous).
+  // A new dim laid out outside every ordinary dim (a tape's steps: each
+  // step's slice is contiguous); see Module::NextOuterDimOrder.
   Dim* NewOuterDim(std::string name, std::optional<int64_t> constant,
                    Value* size);
   // A copy of `dim` (constant size or none yet) under `name`, outermost if
@@ -226,10 +226,17 @@ class Module {
   Dim* AddDim(std::string name, int64_t size);
   // The next canonical position for a new dim, shared by all functions.
   int64_t NextDimOrder() { return next_dim_order_++; }
-  // A position before every dim made so far: the outermost in memory.
-  int64_t NextOuterDimOrder() { return --next_outer_dim_order_; }
+  // A position before every ordinary dim and after the outer dims made
+  // before: the outermost in memory. A loop's tape steps are made before
+  // those of the loops in its body, so a nested tape is laid out
+  // [outer steps, inner steps, ...] and each outer step's slice is
+  // contiguous.
+  int64_t NextOuterDimOrder() {
+    return kOuterDimBase + next_outer_dim_order_++;
+  }
 
  private:
+  static constexpr int64_t kOuterDimBase = INT64_MIN / 2;
   int64_t next_dim_order_ = 0;
   int64_t next_outer_dim_order_ = 0;
 };
