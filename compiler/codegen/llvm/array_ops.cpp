@@ -196,10 +196,14 @@ llvm::Value* FunctionEmitter::ReusableOperand(const ir::Op& op,
   return nullptr;
 }
 
+llvm::Value* FunctionEmitter::Destination(const ir::Value* result) const {
+  auto destination = destinations_.find(result);
+  return destination != destinations_.end() ? destination->second : nullptr;
+}
+
 llvm::Value* FunctionEmitter::ResultBuffer(const ir::Op& op,
                                            const ir::Value* result) {
-  auto destination = destinations_.find(result);
-  if (destination != destinations_.end()) return destination->second;
+  if (llvm::Value* destination = Destination(result)) return destination;
   return ReusableOperand(op, result->type);
 }
 

@@ -395,6 +395,12 @@ llvm::Value* FunctionEmitter::TakeOperand(const ir::Op& op, size_t i) {
 // vector loop. Masked lanes compute on whatever the masked loads give and
 // are thrown away; the math functions have no side effects.
 namespace {
+// The ops EmitElementwise emits, a result per point of their operands.
+bool IsElementwiseOp(ir::OpKind kind) {
+  return ir::IsElementwiseUnary(kind) || ir::IsElementwiseBinary(kind) ||
+         kind == ir::OpKind::Select;
+}
+
 // Whether the blocks from `first` to the function's end call vector math.
 bool CallsVectorMath(const llvm::BasicBlock* first) {
   const llvm::Function& function = *first->getParent();
@@ -467,11 +473,10 @@ void FunctionEmitter::EmitLoop(const ir::Op& op) {
   // A loop over a dim may stack extra yielded values over it (a scan).
   std::vector<ArrayView> stacked;
   for (size_t i = state.size(); i < op.results.size(); ++i) {
-    auto destination = destinations_.find(op.results[i]);
+    llvm::Value* into = Destination(op.results[i]);
     stacked.push_back(
-        View(op.results[i]->type, destination != destinations_.end()
-                                      ? destination->second
-                                      : Allocate(op.results[i]->type)));
+        View(op.results[i]->type,
+             into != nullptr ? into : Allocate(op.results[i]->type)));
   }
   const ir::Block& body = *op.region(0);
   const ir::Op* yield = body.terminator();
@@ -544,15 +549,12 @@ std::vector<bool> FunctionEmitter::StackedInPlace(const ir::Op& loop) {
     const ir::Value* value = yield->operands[state + j];
     const ir::Type& stacked = loop.results[state + j]->type;
     const ir::Op* def = value->def;
-    in_place[j] =
-        !value->type.IsScalar() && stacked.dims[0] == loop.dims[0] &&
-        def != nullptr && def->parent == &body &&
-        (def->kind == ir::OpKind::Map || def->kind == ir::OpKind::Select ||
-         (def->kind == ir::OpKind::Loop &&
-          value->index >= def->operands.size() - 2) ||
-         ir::IsElementwiseUnary(def->kind) ||
-         ir::IsElementwiseBinary(def->kind)) &&
-        llvm::count(yield->operands, value) == 1;
+    in_place[j] = !value->type.IsScalar() && stacked.dims[0] == loop.dims[0] &&
+                  def != nullptr && def->parent == &body &&
+                  (def->kind == ir::OpKind::Map || IsElementwiseOp(def->kind) ||
+                   (def->kind == ir::OpKind::Loop &&
+                    value->index >= def->operands.size() - 2)) &&
+                  llvm::count(yield->operands, value) == 1;
   }
   return in_place;
 }
@@ -764,8 +766,7 @@ void FunctionEmitter::EmitNpy(const ir::Op& op) {
 
 void FunctionEmitter::EmitOp(const ir::Op& op) {
   if (module_.hooks != nullptr && module_.hooks->EmitOp(*this, op)) return;
-  if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
-      op.kind == ir::OpKind::Select) {
+  if (IsElementwiseOp(op.kind)) {
     EmitElementwise(op);
     return;
   }

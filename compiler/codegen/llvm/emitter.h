@@ -191,6 +191,9 @@ class FunctionEmitter {
   // Where `result` of `op` goes: its destination (Note [Scan outputs in
   // place]), a reusable operand, or null for a new buffer.
   llvm::Value* ResultBuffer(const ir::Op& op, const ir::Value* result);
+  // The buffer `result` is to be written into (Note [Scan outputs in
+  // place]), or null.
+  llvm::Value* Destination(const ir::Value* result) const;
   void EmitElementwise(const ir::Op& op);
   void EmitMap(const ir::Op& op);
   // Which stacked outputs of a loop its body writes in place (Note [Scan

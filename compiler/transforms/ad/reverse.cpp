@@ -188,20 +188,7 @@ llvm::Expected<std::vector<Value*>> ReverseBuilder::ReverseBlock(
   for (const auto& op : block.ops) {
     if (op->kind == OpKind::Yield || op->kind == OpKind::Return) break;
     ops.push_back(op.get());
-    if (tape && !op->results.empty() &&
-        tape->residuals.contains(op->results[0])) {
-      for (const Value* result : op->results)
-        forward_.values[result] =
-            b_.Gather(tape->residuals.lookup(result), {step});
-      for (const auto& [loop, inner] : tape->nested) {
-        if (loop != op.get()) continue;
-        Tape read = ReadTape(inner, step);
-        if (loop->kind == OpKind::Loop && loop->dims.empty())
-          read.lo = P(loop->operands[0]);
-        tapes_[loop] = std::move(read);
-      }
-      continue;
-    }
+    if (tape && ReadFromTape(*op, *tape, step)) continue;
     if (llvm::Error error = Forward(*op)) return std::move(error);
   }
   const Op* terminator = block.terminator();

@@ -5,6 +5,8 @@
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/ADT/ScopeExit.h>
 #include <llvm/Support/Error.h>
 
 #include <optional>
@@ -89,6 +91,19 @@ class ReverseBuilder {
   Value* BeforeOuterScan(Value* value);
   // A tape kept by an enclosing scan, read at its position `step`.
   Tape ReadTape(const Tape& stacked, Value* step);
+  // Makes `scan` the outermost scan being built, if there is none yet,
+  // until the returned guard goes out of scope.
+  [[nodiscard]] auto EnterScan(Op* scan) {
+    if (!outer_scan_) outer_scan_ = scan;
+    return llvm::make_scope_exit([this, scan] {
+      if (outer_scan_ == scan) outer_scan_ = nullptr;
+    });
+  }
+  // Runs `emit` with the insertion point just before the outermost scan.
+  void EmitBeforeOuterScan(llvm::function_ref<void()> emit);
+  // Reads `op`'s results (and, for a loop, its tape) from the tape of the
+  // loop whose body it is in, at position `step`; false if it kept none.
+  bool ReadFromTape(const Op& op, const Tape& tape, Value* step);
   // The scan that is being built around the insertion point, outermost.
   Op* outer_scan_ = nullptr;
   Value* P(const Value* value) {

@@ -2,7 +2,6 @@
 // residual tape, and the backward loop that reads it. See
 // docs/internals/ad.md, step 5.
 #include <llvm/ADT/STLExtras.h>
-#include <llvm/ADT/ScopeExit.h>
 
 #include <algorithm>
 #include <functional>
@@ -48,10 +47,7 @@ llvm::Error ReverseBuilder::ForwardLoop(const Op& op) {
   Op* scan = b_.Create(OpKind::Loop, operands, types);
   scan->dims = {tape.steps};
   scan->loc = op.loc;
-  if (!outer_scan_) outer_scan_ = scan;
-  auto outermost_done = llvm::make_scope_exit([&] {
-    if (outer_scan_ == scan) outer_scan_ = nullptr;
-  });
+  auto outermost = EnterScan(scan);
   std::vector<Type> arg_types = {Type{ElemKind::Index, tape.steps, {}}};
   for (size_t i = 0; i < state; ++i)
     arg_types.push_back(ForwardType(body.args[i + 1]->type));
@@ -132,10 +128,7 @@ llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
   Op* scan = b_.Create(OpKind::Loop, scan_operands, scan_types);
   scan->dims = {steps};
   scan->loc = op.loc;
-  if (!outer_scan_) outer_scan_ = scan;
-  auto outermost_done = llvm::make_scope_exit([&] {
-    if (outer_scan_ == scan) outer_scan_ = nullptr;
-  });
+  auto outermost = EnterScan(scan);
   Tape tape;
   tape.steps = steps;
   std::vector<Type> arg_types = {Type{ElemKind::Index, steps, {}}};
@@ -259,35 +252,39 @@ llvm::Error ReverseBuilder::ForwardScanBody(const Block& body, Op* scan,
 
 Dim* ReverseBuilder::StepsDim(const std::string& name, Value* count) {
   Dim* steps = fn_.NewOuterDim(name, std::nullopt, nullptr);
-  Value* before = outer_scan_ ? BeforeOuterScan(count) : nullptr;
-  if (!before) {
+  auto define = [&](Value* known) {
     b_.DimDef(steps,
-              b_.Binary(OpKind::Max, count, b_.IntConst(ElemKind::I64, 0)));
-    return steps;
-  }
-  // Made at the end of the scan's block, then moved in front of the scan.
+              b_.Binary(OpKind::Max, known, b_.IntConst(ElemKind::I64, 0)));
+  };
+  if (Value* before = outer_scan_ ? BeforeOuterScan(count) : nullptr)
+    EmitBeforeOuterScan([&] { define(before); });
+  else
+    define(count);
+  return steps;
+}
+
+void ReverseBuilder::EmitBeforeOuterScan(llvm::function_ref<void()> emit) {
+  // Emitted at the end of the scan's block, which the scan ends while it
+  // is being built, then the scan is moved back to the end.
   Block& block = *outer_scan_->parent;
   {
     ir::InsertionGuard guard(b_);
     b_.SetInsertionBlock(&block);
-    b_.DimDef(steps,
-              b_.Binary(OpKind::Max, before, b_.IntConst(ElemKind::I64, 0)));
+    emit();
   }
   auto scan = llvm::find_if(
       block.ops, [&](const auto& op) { return op.get() == outer_scan_; });
   std::rotate(scan, scan + 1, block.ops.end());
-  return steps;
 }
 
 Value* ReverseBuilder::BeforeOuterScan(Value* value) {
-  Block& block = *outer_scan_->parent;
   if (value->def == nullptr)  // the function's arguments and sizes are known
     return value->block == fn_.body.get() ||
                    llvm::is_contained(fn_.size_params, value)
                ? value
                : nullptr;
   const Op& def = *value->def;
-  if (def.parent == &block) return value;
+  if (def.parent == outer_scan_->parent) return value;
   bool arithmetic = def.kind == OpKind::Add || def.kind == OpKind::Sub ||
                     def.kind == OpKind::Mul || def.kind == OpKind::Max ||
                     def.kind == OpKind::Min;
@@ -296,23 +293,30 @@ Value* ReverseBuilder::BeforeOuterScan(Value* value) {
                (def.dims[0]->constant ||
                 (def.dims[0]->size && BeforeOuterScan(def.dims[0]->size))));
   if (!arithmetic && !leaf) return nullptr;
-  std::vector<Value*> operands;
+  CloneMap operands;
   for (Value* operand : def.operands) {
     Value* before = BeforeOuterScan(operand);
     if (!before) return nullptr;
-    operands.push_back(before);
+    operands.values[operand] = before;
   }
-  // Made at the end of the scan's block, then moved in front of the scan.
-  ir::InsertionGuard guard(b_);
-  b_.SetInsertionBlock(&block);
-  Op* copy = b_.Create(def.kind, operands, {value->type});
-  copy->dims = def.dims;
-  copy->int_value = def.int_value;
-  copy->float_value = def.float_value;
-  auto scan = llvm::find_if(
-      block.ops, [&](const auto& op) { return op.get() == outer_scan_; });
-  std::rotate(scan, scan + 1, block.ops.end());
+  Op* copy = nullptr;
+  EmitBeforeOuterScan([&] { copy = transforms::CloneOp(b_, def, operands); });
   return copy->result();
+}
+
+bool ReverseBuilder::ReadFromTape(const Op& op, const Tape& tape, Value* step) {
+  if (op.results.empty() || !tape.residuals.contains(op.results[0]))
+    return false;
+  for (const Value* result : op.results)
+    forward_.values[result] = b_.Gather(tape.residuals.lookup(result), {step});
+  for (const auto& [loop, inner] : tape.nested) {
+    if (loop != &op) continue;
+    Tape read = ReadTape(inner, step);
+    if (loop->kind == OpKind::Loop && loop->dims.empty())
+      read.lo = P(loop->operands[0]);
+    tapes_[loop] = std::move(read);
+  }
+  return true;
 }
 
 Tape ReverseBuilder::ReadTape(const Tape& stacked, Value* step) {
