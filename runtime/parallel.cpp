@@ -70,6 +70,25 @@ bool RunChunk(DeltaParallelBody body, void* ctx, int64_t begin, int64_t end,
   return ok;
 }
 
+// Note [Pool jobs]: each parallel loop is a Job on the calling thread's
+// stack. A worker joins it under the pool's mutex and leaves it under the
+// mutex again, and the caller returns only when every chunk is done and
+// no worker is still in the job. So a worker that wakes late never takes
+// a chunk of, or counts down, the next loop: with counters shared between
+// loops it could, and a loop then waited forever for a count that had
+// skipped zero (GMM's Jacobian through the C ABI hung in its GEMM).
+struct Job {
+  DeltaParallelBody body = nullptr;
+  void* ctx = nullptr;
+  int64_t n = 0;
+  int64_t chunks = 0;
+  LoopError error;
+  std::atomic<bool> failed{false};
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> pending{0};
+  int workers = 0;  // workers in the job; guarded by the pool's mutex
+};
+
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
@@ -94,32 +113,33 @@ class ThreadPool {
       return;
     }
     int64_t chunks = std::min<int64_t>(n, 4 * static_cast<int64_t>(size()));
-    LoopError error;
+    Job job;
+    job.body = body;
+    job.ctx = ctx;
+    job.n = n;
+    job.chunks = chunks;
+    job.pending.store(chunks);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      body_ = body;
-      ctx_ = ctx;
-      n_ = n;
-      chunks_ = chunks;
-      error_ = &error;
-      failed_.store(false);
-      next_.store(0);
-      pending_.store(chunks);
+      job_ = &job;
       ++generation_;
     }
     wake_.notify_all();
     in_parallel_region = true;
-    TakeChunks();
+    TakeChunks(job);
     in_parallel_region = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      done_.wait(lock, [this] { return pending_.load() == 0; });
+      done_.wait(lock,
+                 [&] { return job.pending.load() == 0 && job.workers == 0; });
+      job_ = nullptr;
     }
     busy.unlock();
     // Every chunk has stopped using `ctx`: report on the calling thread,
     // through its own handler (an embedding context's, say).
-    if (error.failed)
-      delta_fail(error.file, error.line, error.column, error.message);
+    if (job.error.failed)
+      delta_fail(job.error.file, job.error.line, job.error.column,
+                 job.error.message);
   }
 
   static void RunInline(int64_t n, DeltaParallelBody body, void* ctx) {
@@ -134,30 +154,36 @@ class ThreadPool {
     in_parallel_region = true;
     uint64_t seen = 0;
     for (;;) {
+      Job* job = nullptr;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
         if (stopping_) return;
         seen = generation_;
+        job = job_;
+        if (job == nullptr) continue;  // that loop has already finished
+        ++job->workers;
       }
-      TakeChunks();
+      TakeChunks(*job);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        --job->workers;
+      }
+      done_.notify_all();
     }
   }
 
-  void TakeChunks() {
+  static void TakeChunks(Job& job) {
     for (;;) {
-      int64_t chunk = next_.fetch_add(1);
-      if (chunk >= chunks_) return;
-      int64_t begin = n_ * chunk / chunks_;
-      int64_t end = n_ * (chunk + 1) / chunks_;
+      int64_t chunk = job.next.fetch_add(1);
+      if (chunk >= job.chunks) return;
+      int64_t begin = job.n * chunk / job.chunks;
+      int64_t end = job.n * (chunk + 1) / job.chunks;
       // After a failure the remaining chunks are skipped.
-      if (!failed_.load(std::memory_order_relaxed) &&
-          !RunChunk(body_, ctx_, begin, end, *error_))
-        failed_.store(true, std::memory_order_relaxed);
-      if (pending_.fetch_sub(1) == 1) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_.notify_all();
-      }
+      if (!job.failed.load(std::memory_order_relaxed) &&
+          !RunChunk(job.body, job.ctx, begin, end, job.error))
+        job.failed.store(true, std::memory_order_relaxed);
+      job.pending.fetch_sub(1);
     }
   }
 
@@ -168,14 +194,7 @@ class ThreadPool {
   std::condition_variable done_;
   bool stopping_ = false;
   uint64_t generation_ = 0;
-  DeltaParallelBody body_ = nullptr;
-  void* ctx_ = nullptr;
-  int64_t n_ = 0;
-  int64_t chunks_ = 0;
-  LoopError* error_ = nullptr;
-  std::atomic<bool> failed_{false};
-  std::atomic<int64_t> next_{0};
-  std::atomic<int64_t> pending_{0};
+  Job* job_ = nullptr;  // the loop being run, if any
 };
 
 int ThreadCount() {
