@@ -78,7 +78,13 @@ std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
   std::string features;
   for (const auto& feature : llvm::sys::getHostCPUFeatures())
     features += (feature.second ? "+" : "-") + feature.first().str() + ",";
-  if (!features.empty()) features.pop_back();
+  // Note [No gathers]: with the inner loop over a few elements unrolled,
+  // LLVM vectorized the loop around it with AVX-512 gathers and scatters of
+  // stride d (a GMM reduction over d = 10 inside a loop over K); on these
+  // machines those cost more than the scalar loads they replace, and the
+  // cost model does not know it. Preferring none makes it vectorize the
+  // unit-stride loops instead: GMM d10 K25 objective 0.70 -> 0.50 ms.
+  features += "+prefer-no-gather,+prefer-no-scatter";
   llvm::TargetOptions target_options;
   auto level = llvm::CodeGenOpt::getLevel(opt_level).value_or(
       llvm::CodeGenOptLevel::Default);
