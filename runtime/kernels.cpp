@@ -133,6 +133,23 @@ template <typename T, int kW, int kMr, int kNv, bool kFma>
 
 // Packs rows [row, row + rows) of A at depths [depth, depth + kc) into
 // panels of kMr rows (zero-padded), then runs the micro-kernel over them.
+// This thread's buffer for packed rows of A, grown as needed and kept:
+// a batch of small products (one per batch index, or per block of a
+// blocked group) would otherwise allocate and free one per call.
+void* PanelScratch(size_t bytes) {
+  thread_local struct Buffer {
+    void* data = nullptr;
+    size_t bytes = 0;
+    ~Buffer() { std::free(data); }
+  } buffer;
+  if (buffer.bytes < bytes) {
+    std::free(buffer.data);
+    buffer.bytes = (bytes + 63) / 64 * 64;
+    buffer.data = std::aligned_alloc(64, buffer.bytes);
+  }
+  return buffer.data;
+}
+
 template <typename T, int kW, int kMr, int kNv, bool kFma>
 [[gnu::always_inline]] inline void MacroKernel(const Block<T>& block,
                                                int64_t row_begin,
@@ -142,8 +159,7 @@ template <typename T, int kW, int kMr, int kNv, bool kFma>
   int64_t kc = block.depth_size;
   bool first = block.depth == 0;
   int64_t panels = (block.block_m + kMr - 1) / kMr;
-  T* pa = static_cast<T*>(
-      std::aligned_alloc(64, ((panels * kMr * kc * sizeof(T)) + 63) / 64 * 64));
+  T* pa = static_cast<T*>(PanelScratch(panels * kMr * kc * sizeof(T)));
   for (int64_t row = row_begin; row < row_end; row += block.block_m) {
     int64_t mc = std::min(block.block_m, row_end - row);
     for (int64_t panel = 0; panel * kMr < mc; ++panel) {
@@ -163,7 +179,6 @@ template <typename T, int kW, int kMr, int kNv, bool kFma>
             std::min<int64_t>(kMr, mc - i), block.col + j,
             std::min<int64_t>(kNr, block.cols - j), first);
   }
-  std::free(pa);
 }
 
 // The instruction sets the kernel is compiled for; the widest the CPU has

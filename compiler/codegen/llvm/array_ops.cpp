@@ -136,11 +136,14 @@ void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
     return;
   }
   const ir::Dim* dim = dims.front();
+  // One block of the dim in a blocked group (Note [Cache blocking]).
+  auto range = dim_ranges_.find(dim);
+  bool blocked = range != dim_ranges_.end();
   // An innermost dim of a few elements inside another loop is unrolled
   // here, so that the loop around it is the innermost one, which the
   // vectorizer widens (LLVM's own full unrolling gives up on long bodies,
   // such as a fused map's over [obs, comp] with comp = 2).
-  if (dims.size() == 1 && !coords.empty() && dim->constant &&
+  if (dims.size() == 1 && !coords.empty() && dim->constant && !blocked &&
       *dim->constant <= kUnrolledDimMax) {
     for (int64_t i = 0; i < *dim->constant; ++i) {
       coords[dim] = builder_.getInt64(i);
@@ -150,7 +153,8 @@ void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
     return;
   }
   EmitFor(
-      builder_.getInt64(0), DimSize(dim),
+      blocked ? range->second.first : builder_.getInt64(0),
+      blocked ? range->second.second : DimSize(dim),
       [&](llvm::Value* i) {
         coords[dim] = i;
         EmitLoopNest(dims.drop_front(), coords, body, parallel_accesses);
@@ -314,7 +318,8 @@ void FunctionEmitter::EmitReduce(const ir::Op& op) {
     Set(op.results[0], builder_.CreateLoad(acc->getAllocatedType(), acc));
     return;
   }
-  llvm::Value* result = Allocate(type);
+  llvm::Value* result = Destination(op.results[0]);
+  if (result == nullptr) result = Allocate(type);
   ArrayView view = View(type, result);
   std::vector<const ir::Dim*> result_dims(type.dims.begin(), type.dims.end());
   if (outer_reduces) {

@@ -322,12 +322,21 @@ void FunctionEmitter::EmitRegion(const ir::Block& block,
 
   size_t terminator = block.ops.empty() ? 0 : block.ops.size() - 1;
   for (size_t i = 0; i < terminator; ++i) {
-    const ir::Op& op = *block.ops[i];
-    op_index_ = i;
-    EmitOp(op);
-    for (const ir::Value* result : op.results)
-      if (!result->type.IsScalar() && !destinations_.contains(result))
-        owned.insert(result);
+    // A blocked group (Note [Cache blocking]) emits ops i..last at once.
+    size_t last = i;
+    BlockGroup group = FindBlockGroup(block, i);
+    if (group.members.empty()) {
+      op_index_ = i;
+      EmitOp(*block.ops[i]);
+    } else {
+      EmitBlockGroup(block, group);
+      last = group.members.back();
+    }
+    for (; i <= last; ++i)
+      for (const ir::Value* result : block.ops[i]->results)
+        if (!result->type.IsScalar() && !destinations_.contains(result))
+          owned.insert(result);
+    i = last;
     std::vector<const ir::Value*> dead;
     for (const ir::Value* value : owned) {
       auto it = last_use.find(value);

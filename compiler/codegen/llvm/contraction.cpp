@@ -72,23 +72,37 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
 
   ArrayView a_view = View(a->type, Get(a));
   ArrayView b_view = View(b->type, Get(b));
-  llvm::Value* result = Allocate(type);
+  llvm::Value* result = Destination(op.results[0]);
+  if (result == nullptr) result = Allocate(type);
   ArrayView c_view = View(type, result);
   auto stride = [&](const ArrayView& view, const ir::Dim* dim) {
     return view.strides[view.type.dims.IndexOf(dim)];
   };
-  int32_t flags = module_.fast_math ? DELTA_GEMM_FMA : 0;
+  // In a blocked group (Note [Cache blocking]) the products cover one
+  // block of m or n, and the group's blocks are what runs in parallel.
+  auto extent = [&](const ir::Dim* dim) {
+    auto range = dim_ranges_.find(dim);
+    if (range == dim_ranges_.end()) return DimSize(dim);
+    return builder_.CreateSub(range->second.second, range->second.first);
+  };
+  int32_t flags = (module_.fast_math ? DELTA_GEMM_FMA : 0) |
+                  (in_parallel_nest_ ? DELTA_GEMM_SERIAL : 0);
   Coords coords;
   EmitLoopNest(batch, coords, [&] {
-    // The batch coordinates place each product; the other dims are at 0.
+    // The batch coordinates place each product; the other dims are at the
+    // start of their range.
     auto base = [&](const ArrayView& view) {
       Coords at = coords;
-      for (const ir::Dim* dim : view.type.dims)
-        if (!at.count(dim)) at[dim] = builder_.getInt64(0);
+      for (const ir::Dim* dim : view.type.dims) {
+        auto range = dim_ranges_.find(dim);
+        if (!at.count(dim))
+          at[dim] = range != dim_ranges_.end() ? range->second.first
+                                               : builder_.getInt64(0);
+      }
       return ElementPointer(view, at);
     };
     builder_.CreateCall(
-        gemm, {DimSize(m_dim), DimSize(n_dim), DimSize(k_dim), base(a_view),
+        gemm, {extent(m_dim), extent(n_dim), DimSize(k_dim), base(a_view),
                stride(a_view, m_dim), stride(a_view, k_dim), base(b_view),
                stride(b_view, k_dim), stride(b_view, n_dim), base(c_view),
                stride(c_view, m_dim), stride(c_view, n_dim),

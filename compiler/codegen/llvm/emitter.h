@@ -180,6 +180,23 @@ class FunctionEmitter {
   void EmitIndependentNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
                            llvm::Value* work, const std::function<void()>& body,
                            llvm::MDNode* group);
+  // A loop over [0, count) whose iterations are independent, outlined into
+  // chunks that run on the thread pool when `work` is large.
+  void EmitOutlinedFor(llvm::Value* count, llvm::Value* work,
+                       const std::function<void(llvm::Value*)>& body,
+                       llvm::MDNode* group = nullptr);
+
+  // --- blocking.cpp: Note [Cache blocking] ---
+  struct BlockGroup {
+    const ir::Dim* dim = nullptr;  // blocked: each member's outermost dim
+    int64_t rows = 0;              // of `dim` per block
+    std::vector<size_t> members;   // indices in the region, in order
+    std::vector<size_t> hoisted;   // independent ops between them
+  };
+  // The group of ops starting at `first` in `block` that runs blocked, or
+  // one without members.
+  BlockGroup FindBlockGroup(const ir::Block& block, size_t first);
+  void EmitBlockGroup(const ir::Block& block, const BlockGroup& group);
   // An array of `type` whose element at each point is `element()`: a fresh
   // buffer, or `into` (which must have room for it).
   llvm::Value* EmitTabulate(const ir::Type& type,
@@ -246,6 +263,10 @@ class FunctionEmitter {
   // Uses of owned values at the op being emitted, for TakeOperand.
   llvm::DenseMap<const ir::Value*, size_t>* last_use_ = nullptr;
   size_t op_index_ = 0;
+  // The coordinates [lo, hi) of a dim that the ops being emitted cover,
+  // where a blocked group (Note [Cache blocking]) runs one block of it.
+  llvm::DenseMap<const ir::Dim*, std::pair<llvm::Value*, llvm::Value*>>
+      dim_ranges_;
   // Inside a loop nest that EmitParallelNest outlines (no nested outlining).
   bool in_parallel_nest_ = false;
   // The access group of the EmitParallelNest being emitted: array loads

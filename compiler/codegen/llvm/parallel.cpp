@@ -102,7 +102,19 @@ void FunctionEmitter::EmitIndependentNest(llvm::ArrayRef<const ir::Dim*> dims,
     return;
   }
   const ir::Dim* outer = dims.front();
-  llvm::Value* n = DimSize(outer);
+  EmitOutlinedFor(
+      DimSize(outer), work,
+      [&](llvm::Value* i) {
+        coords[outer] = i;
+        EmitLoopNest(dims.drop_front(), coords, body, group);
+        coords.erase(outer);
+      },
+      group);
+}
+
+void FunctionEmitter::EmitOutlinedFor(
+    llvm::Value* n, llvm::Value* work,
+    const std::function<void(llvm::Value*)>& body, llvm::MDNode* group) {
   // The range of one chunk: distinct values defined outside the region,
   // so that the extracted function takes them as arguments.
   llvm::Value* lo = builder_.CreateFreeze(builder_.getInt64(0), "chunk.lo");
@@ -112,14 +124,7 @@ void FunctionEmitter::EmitIndependentNest(llvm::ArrayRef<const ir::Dim*> dims,
   builder_.CreateBr(region);
   builder_.SetInsertPoint(region);
   in_parallel_nest_ = true;
-  EmitFor(
-      lo, hi,
-      [&](llvm::Value* i) {
-        coords[outer] = i;
-        EmitLoopNest(dims.drop_front(), coords, body, group);
-        coords.erase(outer);
-      },
-      group);
+  EmitFor(lo, hi, body, group);
   in_parallel_nest_ = false;
   builder_.CreateBr(after);
 
