@@ -111,30 +111,38 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
   if (!IsBlockableKind(head) || head.results[0]->type.IsScalar()) return group;
   const ir::Dim* dim = head.results[0]->type.dims[0];
   if (!dim->constant || *dim->constant < 2) return group;
-  llvm::SmallPtrSet<const ir::Value*, 16> members;
+  // Values computed a block of rows at a time, and totals over the rows
+  // that are complete only after the last block.
+  llvm::SmallPtrSet<const ir::Value*, 16> rows_of, totals;
   int64_t bytes = 0;
   int64_t row_bytes = 0;
+  int64_t total_bytes = 0;
   std::vector<size_t> hoisted;
   size_t terminator = block.ops.size() - 1;
   for (size_t i = first; i < terminator; ++i) {
     const ir::Op& op = *block.ops[i];
-    bool uses_member = false;
+    bool uses_rows = false;
+    bool uses_total = false;
     ForEachUse(op, [&](const ir::Value* value) {
-      uses_member |= members.contains(value);
+      uses_rows |= rows_of.contains(value);
+      uses_total |= totals.contains(value);
     });
-    bool member =
-        IsBlockableKind(op) &&
-        !(op.kind == ir::OpKind::Reduce && llvm::is_contained(op.dims, dim)) &&
-        ReadsMembersAtRow(op, dim, members);
+    if (uses_total || op.results.empty()) break;
+    bool blockable = IsBlockableKind(op) && ReadsMembersAtRow(op, dim, rows_of);
+    bool reduces_rows =
+        op.kind == ir::OpKind::Reduce && llvm::is_contained(op.dims, dim);
     int64_t op_bytes = 0;
+    bool known = true;
     for (const ir::Value* result : op.results) {
       int64_t result_bytes = StaticBytes(result->type);
-      member &= !result->type.IsScalar() && result->type.dims[0] == dim &&
-                result_bytes >= 0 && !destinations_.contains(result);
+      known &= result_bytes >= 0 && !destinations_.contains(result);
       op_bytes += result_bytes;
     }
-    if (member) {
-      for (const ir::Value* result : op.results) members.insert(result);
+    const ir::Type& type = op.results[0]->type;
+    // A row member: its results are rows of `dim`, outermost.
+    if (blockable && known && !reduces_rows && !type.IsScalar() &&
+        type.dims[0] == dim) {
+      for (const ir::Value* result : op.results) rows_of.insert(result);
       group.members.push_back(i);
       group.hoisted.insert(group.hoisted.end(), hoisted.begin(), hoisted.end());
       hoisted.clear();
@@ -142,16 +150,31 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
       row_bytes += op_bytes / *dim->constant;
       continue;
     }
-    if (uses_member || !IsHoistableKind(op)) break;
+    // A total: a reduction over the rows (and maybe more), summed per
+    // block and then over the blocks in order, which reassociates it: -O3
+    // only, as for other float sums.
+    if (blockable && known && reduces_rows && module_.fast_math && uses_rows) {
+      totals.insert(op.results[0]);
+      group.members.push_back(i);
+      group.totals.push_back(i);
+      group.hoisted.insert(group.hoisted.end(), hoisted.begin(), hoisted.end());
+      hoisted.clear();
+      total_bytes += op_bytes;
+      continue;
+    }
+    if (uses_rows || !IsHoistableKind(op)) break;
     hoisted.push_back(i);
   }
-  if (group.members.size() < 2 || bytes < kBlockingMinBytes)
+  if (group.members.size() - group.totals.size() < 2 ||
+      bytes < kBlockingMinBytes)
     return BlockGroup{};
   int64_t rows =
       std::clamp<int64_t>(kBlockBytes / std::max<int64_t>(row_bytes, 1),
                           kBlockMinRows, *dim->constant);
+  int64_t blocks = (*dim->constant + rows - 1) / rows;
   // Blocks that the caches cannot hold anyway only cost calls.
-  if (rows >= *dim->constant || rows * row_bytes > kBlockMaxBytes)
+  if (blocks < 2 || rows * row_bytes > kBlockMaxBytes ||
+      blocks * total_bytes > kBlockMaxBytes)
     return BlockGroup{};
   group.dim = dim;
   group.rows = rows;
@@ -169,16 +192,23 @@ void FunctionEmitter::EmitBlockGroup(const ir::Block& block,
     EmitOp(*block.ops[i]);
   }
   owned_ = owned;
-  // The members write into whole arrays made here, a block at a time.
-  for (size_t i : group.members)
-    for (const ir::Value* result : block.ops[i]->results)
-      destinations_[result] = Allocate(result->type);
   int64_t size = *group.dim->constant;
   int64_t blocks = (size + group.rows - 1) / group.rows;
+  // Row members write into whole arrays made here, a block at a time;
+  // totals into a partial result per block.
+  llvm::DenseMap<const ir::Value*, llvm::Value*> partials;
   int64_t work = 0;
-  for (size_t i : group.members)
-    for (const ir::Value* result : block.ops[i]->results)
-      work += StaticBytes(result->type);
+  for (size_t i : group.members) {
+    for (const ir::Value* result : block.ops[i]->results) {
+      int64_t bytes = StaticBytes(result->type);
+      work += bytes;
+      if (llvm::is_contained(group.totals, i))
+        partials[result] = builder_.CreateCall(
+            module_.alloc, {builder_.getInt64(blocks * bytes)});
+      else
+        destinations_[result] = Allocate(result->type);
+    }
+  }
   EmitOutlinedFor(
       builder_.getInt64(blocks), builder_.getInt64(work), [&](llvm::Value* b) {
         llvm::Value* lo = builder_.CreateMul(b, builder_.getInt64(group.rows));
@@ -188,14 +218,62 @@ void FunctionEmitter::EmitBlockGroup(const ir::Block& block,
             builder_.getInt64(size));
         dim_ranges_[group.dim] = {lo, hi};
         for (size_t i : group.members) {
+          const ir::Op& op = *block.ops[i];
+          const ir::Value* result = op.results[0];
+          llvm::Value* slot = nullptr;
+          if (auto partial = partials.find(result); partial != partials.end()) {
+            slot = builder_.CreateGEP(
+                builder_.getInt8Ty(), partial->second,
+                builder_.CreateMul(
+                    b, builder_.getInt64(StaticBytes(result->type))));
+            if (!result->type.IsScalar()) destinations_[result] = slot;
+          }
           op_index_ = i;
-          EmitOp(*block.ops[i]);
+          EmitOp(op);
+          if (slot != nullptr && result->type.IsScalar())
+            builder_.CreateStore(Get(result), slot);
         }
         dim_ranges_.erase(group.dim);
       });
   for (size_t i : group.members)
     for (const ir::Value* result : block.ops[i]->results)
       destinations_.erase(result);
+  for (size_t i : group.totals) {
+    const ir::Op& op = *block.ops[i];
+    llvm::Value* partial = partials[op.results[0]];
+    Set(op.results[0], CombinePartials(op, partial, blocks));
+    Free(partial);
+  }
+}
+
+// The total of a reduction from its partial results, one per block, in
+// block order.
+llvm::Value* FunctionEmitter::CombinePartials(const ir::Op& op,
+                                              llvm::Value* partials,
+                                              int64_t blocks) {
+  const ir::Type& type = op.results[0]->type;
+  ArrayView first = View(type, partials);
+  int64_t count = StaticBytes(type) / ElemBytes(type.elem);
+  llvm::AllocaInst* acc = EntryAlloca(RegisterType(type.elem), "total");
+  auto total_at = [&](Coords& coords) {
+    llvm::Value* at = ElementPointer(first, coords);
+    builder_.CreateStore(LoadElement(first, coords), acc);
+    EmitFor(
+        builder_.getInt64(1), builder_.getInt64(blocks), [&](llvm::Value* b) {
+          llvm::Value* element = builder_.CreateLoad(
+              MemoryType(type.elem),
+              builder_.CreateGEP(
+                  MemoryType(type.elem), at,
+                  builder_.CreateMul(b, builder_.getInt64(count))));
+          builder_.CreateStore(
+              ReduceCombine(op.reduce, type.elem,
+                            builder_.CreateLoad(acc->getAllocatedType(), acc),
+                            element),
+              acc);
+        });
+    return builder_.CreateLoad(acc->getAllocatedType(), acc);
+  };
+  return EmitTabulate(type, total_at);
 }
 
 }  // namespace delta::codegen

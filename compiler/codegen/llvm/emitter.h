@@ -191,12 +191,15 @@ class FunctionEmitter {
     const ir::Dim* dim = nullptr;  // blocked: each member's outermost dim
     int64_t rows = 0;              // of `dim` per block
     std::vector<size_t> members;   // indices in the region, in order
+    std::vector<size_t> totals;    // members that reduce over `dim`
     std::vector<size_t> hoisted;   // independent ops between them
   };
   // The group of ops starting at `first` in `block` that runs blocked, or
   // one without members.
   BlockGroup FindBlockGroup(const ir::Block& block, size_t first);
   void EmitBlockGroup(const ir::Block& block, const BlockGroup& group);
+  llvm::Value* CombinePartials(const ir::Op& op, llvm::Value* partials,
+                               int64_t blocks);
   // An array of `type` whose element at each point is `element()`: a fresh
   // buffer, or `into` (which must have room for it).
   llvm::Value* EmitTabulate(const ir::Type& type,
