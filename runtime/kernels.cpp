@@ -20,6 +20,9 @@ namespace {
 constexpr int64_t kBlockK = 256;   // depth of a packed panel (L1: a B strip)
 constexpr int64_t kBlockN = 1024;  // columns of packed B (L2/L3)
 constexpr int64_t kBlockM = 96;    // rows of packed A per task (L2)
+// Columns per thread from which a parallel product splits by columns
+// (Note [Column split]).
+constexpr int64_t kSplitColumnsMin = 256;
 // Below this many multiply-adds the pool's wake-up costs more than it saves.
 constexpr double kParallelWork = 1 << 20;
 
@@ -223,6 +226,31 @@ Isa HostIsa() {
 }
 
 template <typename T>
+void Gemm(const Problem<T>& p, int32_t flags);
+
+// Columns [begin, end) of a product split by columns, as a serial
+// product of their own.
+template <typename T>
+struct ColumnSplit {
+  const Problem<T>* problem;
+  int64_t cols_per_task;
+};
+
+template <typename T>
+void GemmColumns(void* ctx, int64_t begin, int64_t end) {
+  const ColumnSplit<T>& split = *static_cast<const ColumnSplit<T>*>(ctx);
+  const Problem<T>& p = *split.problem;
+  for (int64_t task = begin; task < end; ++task) {
+    int64_t col = task * split.cols_per_task;
+    Problem<T> part = p;
+    part.n = std::min(split.cols_per_task, p.n - col);
+    part.b = p.b + col * p.b_n;
+    part.c = p.c + col * p.c_n;
+    Gemm<T>(part, DELTA_GEMM_SERIAL);
+  }
+}
+
+template <typename T>
 void Gemm(const Problem<T>& p, int32_t flags) {
   if (p.m <= 0 || p.n <= 0) return;
   if (p.k <= 0) {
@@ -253,6 +281,19 @@ void Gemm(const Problem<T>& p, int32_t flags) {
   bool parallel = (flags & DELTA_GEMM_SERIAL) == 0 &&
                   static_cast<double>(p.m) * p.n * p.k >= kParallelWork &&
                   delta_num_threads() > 1;
+  // Note [Column split]: with columns enough for every thread, each thread
+  // computes its own columns of C as a serial product: it packs its own
+  // part of B (into its own L2) and never waits for the others, where
+  // splitting rows makes the threads share each packed strip of B and meet
+  // twice per strip. A is packed once per task instead of once.
+  if (parallel && p.n >= kSplitColumnsMin * delta_num_threads()) {
+    int64_t threads = delta_num_threads();
+    int64_t tasks = std::min<int64_t>(threads, p.n / kSplitColumnsMin);
+    int64_t per_task = ((p.n + tasks - 1) / tasks + nr - 1) / nr * nr;
+    ColumnSplit<T> split{&p, per_task};
+    delta_parallel_for((p.n + per_task - 1) / per_task, GemmColumns<T>, &split);
+    return;
+  }
   int64_t block_m = kBlockM;
   if (parallel) {
     // A multiple of the thread count of row blocks (at least two each, at

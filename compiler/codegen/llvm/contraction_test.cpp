@@ -1,6 +1,8 @@
 // The matrix-product kernel that contractions compile to: bitwise equal to
 // the naive loop (exact mode) on sizes 0, 1, odd sizes, sizes that are not
-// multiples of the tiles, transposed strides, on one thread and on the pool.
+// multiples of the tiles, transposed strides, on one thread and on the pool
+// (n = 1030 is split by columns, Note [Column split] in runtime/kernels.cpp;
+// smaller n by rows).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
