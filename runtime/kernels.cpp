@@ -64,12 +64,18 @@ void PackPanels(void* ctx, int64_t begin, int64_t end) {
   for (int64_t panel = begin; panel < end; ++panel) {
     int64_t j0 = panel * s.nr;
     T* out = s.packed_b + j0 * s.kc;
-    for (int64_t q = 0; q < s.kc; ++q)
-      for (int64_t j = 0; j < s.nr; ++j)
-        out[q * s.nr + j] =
-            j0 + j < s.cols
-                ? p.b[(s.depth + q) * p.b_k + (s.col + j0 + j) * p.b_n]
-                : T(0);
+    // The columns past the strip's end are zeros; no test per element.
+    int64_t valid = std::min(s.nr, s.cols - j0);
+    for (int64_t q = 0; q < s.kc; ++q) {
+      const T* in = p.b + (s.depth + q) * p.b_k + (s.col + j0) * p.b_n;
+      T* row = out + q * s.nr;
+      if (p.b_n == 1) {
+        std::memcpy(row, in, valid * sizeof(T));
+      } else {
+        for (int64_t j = 0; j < valid; ++j) row[j] = in[j * p.b_n];
+      }
+      for (int64_t j = valid; j < s.nr; ++j) row[j] = T(0);
+    }
   }
 }
 
@@ -167,13 +173,18 @@ template <typename T, int kW, int kMr, int kNv, bool kFma>
     int64_t mc = std::min(block.block_m, row_end - row);
     for (int64_t panel = 0; panel * kMr < mc; ++panel) {
       T* out = pa + panel * kMr * kc;
-      for (int64_t q = 0; q < kc; ++q)
-        for (int r = 0; r < kMr; ++r) {
-          int64_t i = panel * kMr + r;
-          out[q * kMr + r] =
-              i < mc ? p.a[(row + i) * p.a_m + (block.depth + q) * p.a_k]
-                     : T(0);
+      // Row by row, so that a row of A contiguous in k is read in order;
+      // the rows past the block's end are zeros.
+      int64_t valid = std::min<int64_t>(kMr, mc - panel * kMr);
+      for (int r = 0; r < kMr; ++r) {
+        if (r >= valid) {
+          for (int64_t q = 0; q < kc; ++q) out[q * kMr + r] = T(0);
+          continue;
         }
+        const T* in =
+            p.a + (row + panel * kMr + r) * p.a_m + block.depth * p.a_k;
+        for (int64_t q = 0; q < kc; ++q) out[q * kMr + r] = in[q * p.a_k];
+      }
     }
     for (int64_t j = 0; j < block.cols; j += kNr)
       for (int64_t i = 0; i < mc; i += kMr)

@@ -20,20 +20,6 @@ constexpr int64_t kBlockMinRows = 96;
 // ... and no group at all when such blocks would not fit a share of L3.
 constexpr int64_t kBlockMaxBytes = 8 << 20;
 
-// The bytes of an array type whose dims all have constant sizes, or -1.
-int64_t StaticBytes(const ir::Type& type) {
-  int64_t count = 1;
-  for (const ir::Dim* dim : type.dims) {
-    if (!dim->constant) return -1;
-    count *= *dim->constant;
-  }
-  int64_t element =
-      type.elem == ir::ElemKind::Bool                                    ? 1
-      : type.elem == ir::ElemKind::F32 || type.elem == ir::ElemKind::I32 ? 4
-                                                                         : 8;
-  return count * element;
-}
-
 // The ops a group may run block by block: each computes the elements of
 // its results one point at a time from its operands.
 bool IsBlockableKind(const ir::Op& op) {
@@ -99,6 +85,15 @@ bool ReadsMembersAtRow(const ir::Op& op, const ir::Dim* dim,
 }
 
 }  // namespace
+
+int64_t FunctionEmitter::StaticBytes(const ir::Type& type) {
+  int64_t count = 1;
+  for (const ir::Dim* dim : type.dims) {
+    if (!dim->constant) return -1;
+    count *= *dim->constant;
+  }
+  return count * ElemBytes(type.elem);
+}
 
 // Note [Cache blocking]: see docs/internals/codegen.md.
 FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(

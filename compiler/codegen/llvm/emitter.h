@@ -200,6 +200,8 @@ class FunctionEmitter {
   void EmitBlockGroup(const ir::Block& block, const BlockGroup& group);
   llvm::Value* CombinePartials(const ir::Op& op, llvm::Value* partials,
                                int64_t blocks);
+  // The bytes of an array whose dims all have constant sizes, or -1.
+  int64_t StaticBytes(const ir::Type& type);
   // An array of `type` whose element at each point is `element()`: a fresh
   // buffer, or `into` (which must have room for it).
   llvm::Value* EmitTabulate(const ir::Type& type,
