@@ -86,13 +86,9 @@ bool ReadsMembersAtRow(const ir::Op& op, const ir::Dim* dim,
 
 }  // namespace
 
-int64_t FunctionEmitter::StaticBytes(const ir::Type& type) {
-  int64_t count = 1;
-  for (const ir::Dim* dim : type.dims) {
-    if (!dim->constant) return -1;
-    count *= *dim->constant;
-  }
-  return count * ElemBytes(type.elem);
+llvm::Value* FunctionEmitter::TypeBytes(const ir::Type& type) {
+  return builder_.CreateMul(ElementCount(type.dims),
+                            builder_.getInt64(ElemBytes(type.elem)));
 }
 
 // Note [Cache blocking]: see docs/internals/codegen.md.
@@ -105,13 +101,10 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
   const ir::Op& head = *block.ops[first];
   if (!IsBlockableKind(head) || head.results[0]->type.IsScalar()) return group;
   const ir::Dim* dim = head.results[0]->type.dims[0];
-  if (!dim->constant || *dim->constant < 2) return group;
+  if (dim->constant && *dim->constant < 2) return group;
   // Values computed a block of rows at a time, and totals over the rows
   // that are complete only after the last block.
   llvm::SmallPtrSet<const ir::Value*, 16> rows_of, totals;
-  int64_t bytes = 0;
-  int64_t row_bytes = 0;
-  int64_t total_bytes = 0;
   std::vector<size_t> hoisted;
   size_t terminator = block.ops.size() - 1;
   for (size_t i = first; i < terminator; ++i) {
@@ -123,120 +116,202 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
       uses_total |= totals.contains(value);
     });
     if (uses_total || op.results.empty()) break;
-    bool blockable = IsBlockableKind(op) && ReadsMembersAtRow(op, dim, rows_of);
+    bool blockable = IsBlockableKind(op) &&
+                     ReadsMembersAtRow(op, dim, rows_of) &&
+                     llvm::none_of(op.results, [&](const ir::Value* result) {
+                       return destinations_.contains(result);
+                     });
     bool reduces_rows =
         op.kind == ir::OpKind::Reduce && llvm::is_contained(op.dims, dim);
-    int64_t op_bytes = 0;
-    bool known = true;
-    for (const ir::Value* result : op.results) {
-      int64_t result_bytes = StaticBytes(result->type);
-      known &= result_bytes >= 0 && !destinations_.contains(result);
-      op_bytes += result_bytes;
-    }
     const ir::Type& type = op.results[0]->type;
     // A row member: its results are rows of `dim`, outermost.
-    if (blockable && known && !reduces_rows && !type.IsScalar() &&
-        type.dims[0] == dim) {
+    if (blockable && !reduces_rows && !type.IsScalar() && type.dims[0] == dim) {
       for (const ir::Value* result : op.results) rows_of.insert(result);
       group.members.push_back(i);
       group.hoisted.insert(group.hoisted.end(), hoisted.begin(), hoisted.end());
       hoisted.clear();
-      bytes += op_bytes;
-      row_bytes += op_bytes / *dim->constant;
       continue;
     }
     // A total: a reduction over the rows (and maybe more), summed per
     // block and then over the blocks in order, which reassociates it: -O3
     // only, as for other float sums.
-    if (blockable && known && reduces_rows && module_.fast_math && uses_rows) {
+    if (blockable && reduces_rows && module_.fast_math && uses_rows) {
       totals.insert(op.results[0]);
       group.members.push_back(i);
       group.totals.push_back(i);
       group.hoisted.insert(group.hoisted.end(), hoisted.begin(), hoisted.end());
       hoisted.clear();
-      total_bytes += op_bytes;
       continue;
     }
     if (uses_rows || !IsHoistableKind(op)) break;
     hoisted.push_back(i);
   }
-  if (group.members.size() - group.totals.size() < 2 ||
-      bytes < kBlockingMinBytes)
-    return BlockGroup{};
-  int64_t rows =
-      std::clamp<int64_t>(kBlockBytes / std::max<int64_t>(row_bytes, 1),
-                          kBlockMinRows, *dim->constant);
-  int64_t blocks = (*dim->constant + rows - 1) / rows;
-  // Blocks that the caches cannot hold anyway only cost calls.
-  if (blocks < 2 || rows * row_bytes > kBlockMaxBytes ||
-      blocks * total_bytes > kBlockMaxBytes)
-    return BlockGroup{};
+  if (group.members.size() - group.totals.size() < 2) return BlockGroup{};
   group.dim = dim;
-  group.rows = rows;
+  // With every size known (MeasureBlocks then folds to constants and
+  // emits nothing), the group is blocked or not here; otherwise
+  // EmitBlockGroup decides at run time.
+  bool known = true;
+  for (size_t i : group.members)
+    for (const ir::Value* result : block.ops[i]->results)
+      for (const ir::Dim* result_dim : result->type.dims)
+        known &= result_dim->constant.has_value();
+  if (known) {
+    auto* blocked =
+        llvm::cast<llvm::ConstantInt>(MeasureBlocks(block, group).blocked);
+    if (blocked->isZero()) return BlockGroup{};
+    group.decided = true;
+  }
   return group;
+}
+
+FunctionEmitter::BlockSizes FunctionEmitter::MeasureBlocks(
+    const ir::Block& block, const BlockGroup& group) {
+  llvm::Value* row_bytes = builder_.getInt64(0);
+  llvm::Value* total_bytes = builder_.getInt64(0);
+  for (size_t i : group.members) {
+    bool total = llvm::is_contained(group.totals, i);
+    for (const ir::Value* result : block.ops[i]->results) {
+      const ir::Type& type = result->type;
+      llvm::Value* bytes = builder_.CreateMul(
+          ElementCount(total ? type.dims
+                             : type.dims.Minus(ir::DimList{group.dim})),
+          builder_.getInt64(ElemBytes(type.elem)));
+      if (total)
+        total_bytes = builder_.CreateAdd(total_bytes, bytes);
+      else
+        row_bytes = builder_.CreateAdd(row_bytes, bytes);
+    }
+  }
+  BlockSizes sizes;
+  llvm::Value* size = DimSize(group.dim);
+  // Selects rather than min/max intrinsics, which IRBuilder does not fold.
+  auto smax = [&](llvm::Value* a, llvm::Value* b) {
+    return builder_.CreateSelect(builder_.CreateICmpSGT(a, b), a, b);
+  };
+  auto smin = [&](llvm::Value* a, llvm::Value* b) {
+    return builder_.CreateSelect(builder_.CreateICmpSLT(a, b), a, b);
+  };
+  auto constant = [&](int64_t value) { return builder_.getInt64(value); };
+  sizes.rows = smax(smin(builder_.CreateSDiv(constant(kBlockBytes),
+                                             smax(row_bytes, constant(1))),
+                         size),
+                    smin(constant(kBlockMinRows), size));
+  sizes.rows = smax(sizes.rows, constant(1));
+  sizes.blocks = builder_.CreateSDiv(
+      builder_.CreateAdd(size, builder_.CreateSub(sizes.rows, constant(1))),
+      sizes.rows);
+  sizes.total_bytes = total_bytes;
+  sizes.work =
+      builder_.CreateAdd(builder_.CreateMul(row_bytes, size), total_bytes);
+  // Blocks that the caches cannot hold anyway only cost calls.
+  sizes.blocked = builder_.CreateAnd(
+      {builder_.CreateICmpSGE(builder_.CreateMul(row_bytes, size),
+                              constant(kBlockingMinBytes)),
+       builder_.CreateICmpSGE(sizes.blocks, constant(2)),
+       builder_.CreateICmpSLE(builder_.CreateMul(sizes.rows, row_bytes),
+                              constant(kBlockMaxBytes)),
+       builder_.CreateICmpSLE(builder_.CreateMul(sizes.blocks, total_bytes),
+                              constant(kBlockMaxBytes))});
+  return sizes;
 }
 
 void FunctionEmitter::EmitBlockGroup(const ir::Block& block,
                                      const BlockGroup& group) {
-  // Ops between the members that do not depend on them run first; they
-  // may not take over a buffer that a member still reads.
+  // Ops between the members that do not depend on them run first. No op
+  // of the group takes over a buffer that it reads (Note [In-place array
+  // ops]): a member may read what a later op would overwrite.
   auto* owned = owned_;
   owned_ = nullptr;
   for (size_t i : group.hoisted) {
     op_index_ = i;
     EmitOp(*block.ops[i]);
   }
+  BlockSizes sizes = MeasureBlocks(block, group);
+  if (group.decided) {
+    EmitBlocks(block, group, sizes);
+    owned_ = owned;
+    return;
+  }
+  // Sizes known at run time only: blocked or op by op, as they say.
+  std::vector<const ir::Value*> results;
+  for (size_t i : group.members)
+    for (const ir::Value* result : block.ops[i]->results)
+      results.push_back(result);
+  std::vector<llvm::AllocaInst*> slots;
+  for (const ir::Value* result : results)
+    slots.push_back(EntryAlloca(ValueType(result->type), "blocked"));
+  auto* blocked = llvm::BasicBlock::Create(context_, "blocked", llvm_function_);
+  auto* whole = llvm::BasicBlock::Create(context_, "unblocked", llvm_function_);
+  auto* merge = llvm::BasicBlock::Create(context_, "merge", llvm_function_);
+  builder_.CreateCondBr(sizes.blocked, blocked, whole);
+  auto keep_results = [&] {
+    for (size_t j = 0; j < results.size(); ++j)
+      builder_.CreateStore(Get(results[j]), slots[j]);
+    builder_.CreateBr(merge);
+  };
+  builder_.SetInsertPoint(blocked);
+  EmitBlocks(block, group, sizes);
+  keep_results();
+  builder_.SetInsertPoint(whole);
+  for (size_t i : group.members) {
+    op_index_ = i;
+    EmitOp(*block.ops[i]);
+  }
+  keep_results();
+  builder_.SetInsertPoint(merge);
+  for (size_t j = 0; j < results.size(); ++j)
+    Set(results[j],
+        builder_.CreateLoad(slots[j]->getAllocatedType(), slots[j]));
   owned_ = owned;
-  int64_t size = *group.dim->constant;
-  int64_t blocks = (size + group.rows - 1) / group.rows;
+}
+
+void FunctionEmitter::EmitBlocks(const ir::Block& block,
+                                 const BlockGroup& group,
+                                 const BlockSizes& sizes) {
   // Row members write into whole arrays made here, a block at a time;
   // totals into a partial result per block.
   llvm::DenseMap<const ir::Value*, llvm::Value*> partials;
-  int64_t work = 0;
   for (size_t i : group.members) {
     for (const ir::Value* result : block.ops[i]->results) {
-      int64_t bytes = StaticBytes(result->type);
-      work += bytes;
       if (llvm::is_contained(group.totals, i))
         partials[result] = builder_.CreateCall(
-            module_.alloc, {builder_.getInt64(blocks * bytes)});
+            module_.alloc,
+            {builder_.CreateMul(sizes.blocks, TypeBytes(result->type))});
       else
         destinations_[result] = Allocate(result->type);
     }
   }
-  EmitOutlinedFor(
-      builder_.getInt64(blocks), builder_.getInt64(work), [&](llvm::Value* b) {
-        llvm::Value* lo = builder_.CreateMul(b, builder_.getInt64(group.rows));
-        llvm::Value* hi = builder_.CreateBinaryIntrinsic(
-            llvm::Intrinsic::smin,
-            builder_.CreateAdd(lo, builder_.getInt64(group.rows)),
-            builder_.getInt64(size));
-        dim_ranges_[group.dim] = {lo, hi};
-        for (size_t i : group.members) {
-          const ir::Op& op = *block.ops[i];
-          const ir::Value* result = op.results[0];
-          llvm::Value* slot = nullptr;
-          if (auto partial = partials.find(result); partial != partials.end()) {
-            slot = builder_.CreateGEP(
-                builder_.getInt8Ty(), partial->second,
-                builder_.CreateMul(
-                    b, builder_.getInt64(StaticBytes(result->type))));
-            if (!result->type.IsScalar()) destinations_[result] = slot;
-          }
-          op_index_ = i;
-          EmitOp(op);
-          if (slot != nullptr && result->type.IsScalar())
-            builder_.CreateStore(Get(result), slot);
-        }
-        dim_ranges_.erase(group.dim);
-      });
+  llvm::Value* size = DimSize(group.dim);
+  EmitOutlinedFor(sizes.blocks, sizes.work, [&](llvm::Value* b) {
+    llvm::Value* lo = builder_.CreateMul(b, sizes.rows);
+    llvm::Value* hi = builder_.CreateBinaryIntrinsic(
+        llvm::Intrinsic::smin, builder_.CreateAdd(lo, sizes.rows), size);
+    dim_ranges_[group.dim] = {lo, hi};
+    for (size_t i : group.members) {
+      const ir::Op& op = *block.ops[i];
+      const ir::Value* result = op.results[0];
+      llvm::Value* slot = nullptr;
+      if (auto partial = partials.find(result); partial != partials.end()) {
+        slot =
+            builder_.CreateGEP(builder_.getInt8Ty(), partial->second,
+                               builder_.CreateMul(b, TypeBytes(result->type)));
+        if (!result->type.IsScalar()) destinations_[result] = slot;
+      }
+      op_index_ = i;
+      EmitOp(op);
+      if (slot != nullptr && result->type.IsScalar())
+        builder_.CreateStore(Get(result), slot);
+    }
+    dim_ranges_.erase(group.dim);
+  });
   for (size_t i : group.members)
     for (const ir::Value* result : block.ops[i]->results)
       destinations_.erase(result);
   for (size_t i : group.totals) {
     const ir::Op& op = *block.ops[i];
     llvm::Value* partial = partials[op.results[0]];
-    Set(op.results[0], CombinePartials(op, partial, blocks));
+    Set(op.results[0], CombinePartials(op, partial, sizes.blocks));
     Free(partial);
   }
 }
@@ -245,27 +320,25 @@ void FunctionEmitter::EmitBlockGroup(const ir::Block& block,
 // block order.
 llvm::Value* FunctionEmitter::CombinePartials(const ir::Op& op,
                                               llvm::Value* partials,
-                                              int64_t blocks) {
+                                              llvm::Value* blocks) {
   const ir::Type& type = op.results[0]->type;
   ArrayView first = View(type, partials);
-  int64_t count = StaticBytes(type) / ElemBytes(type.elem);
+  llvm::Value* count = ElementCount(type.dims);
   llvm::AllocaInst* acc = EntryAlloca(RegisterType(type.elem), "total");
   auto total_at = [&](Coords& coords) {
     llvm::Value* at = ElementPointer(first, coords);
     builder_.CreateStore(LoadElement(first, coords), acc);
-    EmitFor(
-        builder_.getInt64(1), builder_.getInt64(blocks), [&](llvm::Value* b) {
-          llvm::Value* element = builder_.CreateLoad(
-              MemoryType(type.elem),
-              builder_.CreateGEP(
-                  MemoryType(type.elem), at,
-                  builder_.CreateMul(b, builder_.getInt64(count))));
-          builder_.CreateStore(
-              ReduceCombine(op.reduce, type.elem,
-                            builder_.CreateLoad(acc->getAllocatedType(), acc),
-                            element),
-              acc);
-        });
+    EmitFor(builder_.getInt64(1), blocks, [&](llvm::Value* b) {
+      llvm::Value* element =
+          builder_.CreateLoad(MemoryType(type.elem),
+                              builder_.CreateGEP(MemoryType(type.elem), at,
+                                                 builder_.CreateMul(b, count)));
+      builder_.CreateStore(
+          ReduceCombine(op.reduce, type.elem,
+                        builder_.CreateLoad(acc->getAllocatedType(), acc),
+                        element),
+          acc);
+    });
     return builder_.CreateLoad(acc->getAllocatedType(), acc);
   };
   return EmitTabulate(type, total_at);

@@ -189,19 +189,31 @@ class FunctionEmitter {
   // --- blocking.cpp: Note [Cache blocking] ---
   struct BlockGroup {
     const ir::Dim* dim = nullptr;  // blocked: each member's outermost dim
-    int64_t rows = 0;              // of `dim` per block
+    bool decided = false;          // blocked for sure (sizes known)
     std::vector<size_t> members;   // indices in the region, in order
     std::vector<size_t> totals;    // members that reduce over `dim`
     std::vector<size_t> hoisted;   // independent ops between them
   };
+  // How a group is cut into blocks: LLVM values, constants when the sizes
+  // are known.
+  struct BlockSizes {
+    llvm::Value* rows;         // of the dim per block
+    llvm::Value* blocks;       // how many
+    llvm::Value* total_bytes;  // of the totals' results
+    llvm::Value* work;         // bytes the group writes
+    llvm::Value* blocked;      // i1: whether blocking pays
+  };
   // The group of ops starting at `first` in `block` that runs blocked, or
   // one without members.
   BlockGroup FindBlockGroup(const ir::Block& block, size_t first);
+  BlockSizes MeasureBlocks(const ir::Block& block, const BlockGroup& group);
   void EmitBlockGroup(const ir::Block& block, const BlockGroup& group);
+  void EmitBlocks(const ir::Block& block, const BlockGroup& group,
+                  const BlockSizes& sizes);
   llvm::Value* CombinePartials(const ir::Op& op, llvm::Value* partials,
-                               int64_t blocks);
-  // The bytes of an array whose dims all have constant sizes, or -1.
-  int64_t StaticBytes(const ir::Type& type);
+                               llvm::Value* blocks);
+  // The bytes of an array of `type`.
+  llvm::Value* TypeBytes(const ir::Type& type);
   // An array of `type` whose element at each point is `element()`: a fresh
   // buffer, or `into` (which must have room for it).
   llvm::Value* EmitTabulate(const ir::Type& type,
