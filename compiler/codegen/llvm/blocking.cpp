@@ -76,7 +76,10 @@ bool ReadsMembersAtRow(const ir::Op& op, const ir::Dim* dim,
     for (size_t k = 0; k < inner->operands.size(); ++k) {
       const ir::Value* value = inner->operands[k];
       if (!members.contains(value)) continue;
-      if (inner->kind != ir::OpKind::Gather || k != 0) return false;
+      // A gather of one element (not a slice) at the region's row.
+      if (inner->kind != ir::OpKind::Gather || k != 0 ||
+          inner->operands.size() != value->type.dims.size() + 1)
+        return false;
       size_t position = value->type.dims.IndexOf(dim);
       if (inner->operands[position + 1] != row) return false;
     }
