@@ -127,6 +127,13 @@ llvm::Value* FunctionEmitter::Read(const Operand& operand,
 // See EmitLoopNest.
 constexpr int64_t kUnrolledDimMax = 4;
 
+std::pair<llvm::Value*, llvm::Value*> FunctionEmitter::DimRange(
+    const ir::Dim* dim) {
+  auto range = dim_ranges_.find(dim);
+  if (range != dim_ranges_.end()) return range->second;
+  return {builder_.getInt64(0), DimSize(dim)};
+}
+
 void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
                                    Coords& coords,
                                    const std::function<void()>& body,
@@ -136,9 +143,7 @@ void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
     return;
   }
   const ir::Dim* dim = dims.front();
-  // One block of the dim in a blocked group (Note [Cache blocking]).
-  auto range = dim_ranges_.find(dim);
-  bool blocked = range != dim_ranges_.end();
+  bool blocked = dim_ranges_.contains(dim);
   // An innermost dim of a few elements inside another loop is unrolled
   // here, so that the loop around it is the innermost one, which the
   // vectorizer widens (LLVM's own full unrolling gives up on long bodies,
@@ -152,9 +157,9 @@ void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
     coords.erase(dim);
     return;
   }
+  auto [lo, hi] = DimRange(dim);
   EmitFor(
-      blocked ? range->second.first : builder_.getInt64(0),
-      blocked ? range->second.second : DimSize(dim),
+      lo, hi,
       [&](llvm::Value* i) {
         coords[dim] = i;
         EmitLoopNest(dims.drop_front(), coords, body, parallel_accesses);

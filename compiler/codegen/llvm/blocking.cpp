@@ -65,14 +65,15 @@ bool ReadsMembersAtRow(const ir::Op& op, const ir::Dim* dim,
   if (at == dims.end()) return false;
   const ir::Value* row = body.args[at - dims.begin()];
   for (const auto& inner : body.ops) {
-    for (const auto& region : inner->regions)
-      for (const auto& nested : region->ops) {
-        bool reads = false;
-        ForEachUse(*nested, [&](const ir::Value* value) {
-          reads |= members.contains(value);
-        });
-        if (reads) return false;
-      }
+    // An op with regions of its own (an if, a loop) reads no member.
+    if (!inner->regions.empty()) {
+      bool reads = false;
+      ForEachUse(*inner, [&](const ir::Value* value) {
+        reads |= members.contains(value);
+      });
+      if (reads) return false;
+      continue;
+    }
     for (size_t k = 0; k < inner->operands.size(); ++k) {
       const ir::Value* value = inner->operands[k];
       if (!members.contains(value)) continue;
@@ -176,14 +177,12 @@ FunctionEmitter::BlockSizes FunctionEmitter::MeasureBlocks(
     bool total = llvm::is_contained(group.totals, i);
     for (const ir::Value* result : block.ops[i]->results) {
       const ir::Type& type = result->type;
-      llvm::Value* bytes = builder_.CreateMul(
-          ElementCount(total ? type.dims
-                             : type.dims.Minus(ir::DimList{group.dim})),
-          builder_.getInt64(ElemBytes(type.elem)));
       if (total)
-        total_bytes = builder_.CreateAdd(total_bytes, bytes);
+        total_bytes = builder_.CreateAdd(total_bytes, TypeBytes(type));
       else
-        row_bytes = builder_.CreateAdd(row_bytes, bytes);
+        row_bytes = builder_.CreateAdd(
+            row_bytes,
+            TypeBytes(type.WithDims(type.dims.Minus(ir::DimList{group.dim}))));
     }
   }
   BlockSizes sizes;
@@ -204,7 +203,6 @@ FunctionEmitter::BlockSizes FunctionEmitter::MeasureBlocks(
   sizes.blocks = builder_.CreateSDiv(
       builder_.CreateAdd(size, builder_.CreateSub(sizes.rows, constant(1))),
       sizes.rows);
-  sizes.total_bytes = total_bytes;
   sizes.work =
       builder_.CreateAdd(builder_.CreateMul(row_bytes, size), total_bytes);
   // Blocks that the caches cannot hold anyway only cost calls.

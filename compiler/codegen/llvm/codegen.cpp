@@ -332,8 +332,8 @@ void FunctionEmitter::EmitRegion(const ir::Block& block,
       EmitBlockGroup(block, group);
       last = group.members.back();
     }
-    for (; i <= last; ++i)
-      for (const ir::Value* result : block.ops[i]->results)
+    for (size_t k = i; k <= last; ++k)
+      for (const ir::Value* result : block.ops[k]->results)
         if (!result->type.IsScalar() && !destinations_.contains(result))
           owned.insert(result);
     i = last;

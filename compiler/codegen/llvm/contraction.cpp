@@ -94,9 +94,8 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
   // In a blocked group (Note [Cache blocking]) the products cover one
   // block of m, n or k, and the group's blocks are what runs in parallel.
   auto extent = [&](const ir::Dim* dim) {
-    auto range = dim_ranges_.find(dim);
-    if (range == dim_ranges_.end()) return DimSize(dim);
-    return builder_.CreateSub(range->second.second, range->second.first);
+    auto [lo, hi] = DimRange(dim);
+    return builder_.CreateSub(hi, lo);
   };
   int32_t flags = (module_.fast_math ? DELTA_GEMM_FMA : 0) |
                   (in_parallel_nest_ ? DELTA_GEMM_SERIAL : 0);
@@ -106,12 +105,8 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
     // start of their range.
     auto base = [&](const ArrayView& view) {
       Coords at = coords;
-      for (const ir::Dim* dim : view.type.dims) {
-        auto range = dim_ranges_.find(dim);
-        if (!at.count(dim))
-          at[dim] = range != dim_ranges_.end() ? range->second.first
-                                               : builder_.getInt64(0);
-      }
+      for (const ir::Dim* dim : view.type.dims)
+        if (!at.count(dim)) at[dim] = DimRange(dim).first;
       return ElementPointer(view, at);
     };
     builder_.CreateCall(

@@ -167,6 +167,9 @@ class FunctionEmitter {
                     llvm::Value* value);
   Operand Prepare(const ir::Value* value);
   llvm::Value* Read(const Operand& operand, const Coords& coords);
+  // The coordinates [lo, hi) of `dim` that the ops being emitted cover:
+  // one block of it in a blocked group (Note [Cache blocking]), else all.
+  std::pair<llvm::Value*, llvm::Value*> DimRange(const ir::Dim* dim);
   // Loops over `dims` (outermost first), calling `body` at each point with
   // the coordinates of these dims added to `coords`.
   void EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims, Coords& coords,
@@ -197,11 +200,10 @@ class FunctionEmitter {
   // How a group is cut into blocks: LLVM values, constants when the sizes
   // are known.
   struct BlockSizes {
-    llvm::Value* rows;         // of the dim per block
-    llvm::Value* blocks;       // how many
-    llvm::Value* total_bytes;  // of the totals' results
-    llvm::Value* work;         // bytes the group writes
-    llvm::Value* blocked;      // i1: whether blocking pays
+    llvm::Value* rows;     // of the dim per block
+    llvm::Value* blocks;   // how many
+    llvm::Value* work;     // bytes the group writes
+    llvm::Value* blocked;  // i1: whether blocking pays
   };
   // The group of ops starting at `first` in `block` that runs blocked, or
   // one without members.
