@@ -1,5 +1,6 @@
 // Array ops as loop nests over named dims: every array is dense row-major in
-// canonical dim order, so loops run in that order and the innermost one is
+// memory order (canonical dim order, but see Note [Physical layout] in
+// layout.cpp), so loops run in that order and the innermost one is
 // unit-stride (LLVM vectorizes it). Operands are read at the coordinates of
 // the dims they have, which is broadcasting by name.
 #include <llvm/Support/ErrorHandling.h>
@@ -8,12 +9,6 @@
 
 namespace delta::codegen {
 namespace {
-
-// The dims sorted into canonical order (loop order).
-std::vector<const ir::Dim*> Canonical(llvm::ArrayRef<const ir::Dim*> dims) {
-  ir::DimList list(dims);
-  return std::vector<const ir::Dim*>(list.begin(), list.end());
-}
 
 // True if every use of `value` in `map`'s body is a gather of one element
 // at the point the body computes, so that the map may write its result
@@ -58,15 +53,20 @@ bool IsLoopIndex(const ir::Value* value) {
 
 }  // namespace
 
-ArrayView FunctionEmitter::View(const ir::Type& type, llvm::Value* data) {
+ArrayView FunctionEmitter::View(const ir::Type& type, llvm::Value* data,
+                                bool canonical) {
   ArrayView view;
   view.data = data;
   view.type = type;
   view.strides.resize(type.dims.size());
+  std::vector<const ir::Dim*> order =
+      canonical
+          ? std::vector<const ir::Dim*>(type.dims.begin(), type.dims.end())
+          : LoopOrder(type.dims);
   llvm::Value* stride = builder_.getInt64(1);
-  for (size_t i = type.dims.size(); i-- > 0;) {
-    view.strides[i] = stride;
-    if (i > 0) stride = builder_.CreateMul(stride, DimSize(type.dims[i]));
+  for (size_t i = order.size(); i-- > 0;) {
+    view.strides[type.dims.IndexOf(order[i])] = stride;
+    if (i > 0) stride = builder_.CreateMul(stride, DimSize(order[i]));
   }
   return view;
 }
@@ -175,7 +175,7 @@ llvm::Value* FunctionEmitter::EmitTabulate(
   if (type.IsScalar()) return element(coords);
   llvm::Value* result = into != nullptr ? into : Allocate(type);
   ArrayView view = View(type, result);
-  std::vector<const ir::Dim*> dims(type.dims.begin(), type.dims.end());
+  std::vector<const ir::Dim*> dims = LoopOrder(type.dims);
   EmitParallelNest(dims, coords, ElementCount(type.dims),
                    [&] { StoreElement(view, coords, element(coords)); });
   return result;
@@ -247,7 +247,7 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
       ElementCount(ir::DimList(op.dims)),
       builder_.getInt64(static_cast<int64_t>(body.ops.size())));
   Coords coords;
-  EmitParallelNest(Canonical(op.dims), coords, work, [&] {
+  EmitParallelNest(LoopOrder(op.dims), coords, work, [&] {
     std::vector<llvm::Value*> args;
     for (const ir::Dim* dim : op.dims) args.push_back(coords[dim]);
     EmitRegion(body, args, std::vector<bool>(args.size(), false),
@@ -261,8 +261,7 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
                    // A yielded array fills the slice of the result at this
                    // point.
                    ArrayView slice = View(type, values[i]);
-                   std::vector<const ir::Dim*> dims(type.dims.begin(),
-                                                    type.dims.end());
+                   std::vector<const ir::Dim*> dims = LoopOrder(type.dims);
                    EmitLoopNest(dims, coords, [&] {
                      StoreElement(results[i], coords,
                                   LoadElement(slice, coords));
@@ -293,11 +292,12 @@ void FunctionEmitter::EmitReduce(const ir::Op& op) {
   };
   // The innermost reduced dims accumulate in a register; the outer ones,
   // if any, accumulate into the result in memory.
-  size_t split = all_dims.size();
-  while (split > 0 && reduced.Contains(all_dims[split - 1])) --split;
-  llvm::ArrayRef<const ir::Dim*> outer(all_dims.data(), split);
-  llvm::ArrayRef<const ir::Dim*> inner(all_dims.data() + split,
-                                       all_dims.size() - split);
+  std::vector<const ir::Dim*> loop_dims = LoopOrder(all);
+  size_t split = loop_dims.size();
+  while (split > 0 && reduced.Contains(loop_dims[split - 1])) --split;
+  llvm::ArrayRef<const ir::Dim*> outer(loop_dims.data(), split);
+  llvm::ArrayRef<const ir::Dim*> inner(loop_dims.data() + split,
+                                       loop_dims.size() - split);
   bool outer_reduces = false;
   for (const ir::Dim* dim : outer) outer_reduces |= reduced.Contains(dim);
 
@@ -326,7 +326,7 @@ void FunctionEmitter::EmitReduce(const ir::Op& op) {
   llvm::Value* result = Destination(op.results[0]);
   if (result == nullptr) result = Allocate(type);
   ArrayView view = View(type, result);
-  std::vector<const ir::Dim*> result_dims(type.dims.begin(), type.dims.end());
+  std::vector<const ir::Dim*> result_dims = LoopOrder(type.dims);
   if (outer_reduces) {
     EmitLoopNest(result_dims, coords, [&] {
       StoreElement(view, coords, ReduceIdentity(op.reduce, elem));
@@ -446,8 +446,7 @@ void FunctionEmitter::EmitReduceCustom(const ir::Op& op) {
     llvm::Value* data = Allocate(slice_type);
     ArrayView view = View(slice_type, data);
     Coords coords = at;
-    std::vector<const ir::Dim*> dims(slice_type.dims.begin(),
-                                     slice_type.dims.end());
+    std::vector<const ir::Dim*> dims = LoopOrder(slice_type.dims);
     EmitLoopNest(dims, coords,
                  [&] { StoreElement(view, coords, Read(from, coords)); });
     return data;
@@ -480,8 +479,7 @@ void FunctionEmitter::EmitReduceCustom(const ir::Op& op) {
     }
     ArrayView piece = View(acc_type, folded);
     Coords inner = coords;
-    std::vector<const ir::Dim*> dims(acc_type.dims.begin(),
-                                     acc_type.dims.end());
+    std::vector<const ir::Dim*> dims = LoopOrder(acc_type.dims);
     EmitLoopNest(dims, inner,
                  [&] { StoreElement(view, inner, LoadElement(piece, inner)); });
     Free(folded);
@@ -497,7 +495,7 @@ void FunctionEmitter::EmitCumsum(const ir::Op& op) {
   Operand x = Prepare(op.operands[0]);
   llvm::Value* result = Allocate(type);
   ArrayView view = View(type, result);
-  std::vector<const ir::Dim*> dims(type.dims.begin(), type.dims.end());
+  std::vector<const ir::Dim*> dims = LoopOrder(type.dims);
   Coords coords;
   EmitLoopNest(dims, coords, [&] {
     llvm::Value* value = Read(x, coords);

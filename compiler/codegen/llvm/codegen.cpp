@@ -163,11 +163,20 @@ void FunctionEmitter::EmitBody() {
   for (const ir::Value* param : function_.params)
     Set(param, llvm_function_->getArg(next++));
   const ir::Block& body = *function_.body;
+  // Parameters are borrowed: the caller frees them. Those whose memory
+  // order differs from their canonical one are copied (Note [Physical
+  // layout]), and the copies are the body's to free.
   std::vector<llvm::Value*> args;
-  for (const ir::Value* arg : body.args) args.push_back(Get(arg));
-  // Parameters are borrowed: the caller frees them.
-  std::vector<llvm::Value*> results =
-      EmitRegionValues(body, args, std::vector<bool>(args.size(), false));
+  std::vector<bool> owned;
+  for (const ir::Value* arg : body.args) {
+    llvm::Value* data = Get(arg);
+    args.push_back(Relayout(arg->type, data, /*to_physical=*/true));
+    owned.push_back(args.back() != data);
+  }
+  std::vector<llvm::Value*> results = EmitRegionValues(body, args, owned);
+  const ir::Op* terminator = body.terminator();
+  for (size_t i = 0; i < results.size(); ++i)
+    results[i] = ToCanonical(terminator->operands[i]->type, results[i]);
   if (module_.hooks != nullptr) module_.hooks->BeforeReturn(*this, function_);
   llvm::Type* result_type = llvm_function_->getReturnType();
   if (results.empty()) {
@@ -524,8 +533,7 @@ void FunctionEmitter::EmitLoop(const ir::Op& op) {
               continue;
             }
             ArrayView slice = View(type, value);
-            std::vector<const ir::Dim*> dims(type.dims.begin(),
-                                             type.dims.end());
+            std::vector<const ir::Dim*> dims = LoopOrder(type.dims);
             EmitLoopNest(dims, coords, [&] {
               StoreElement(stacked[j], coords, LoadElement(slice, coords));
             });
@@ -558,7 +566,8 @@ std::vector<bool> FunctionEmitter::StackedInPlace(const ir::Op& loop) {
     const ir::Value* value = yield->operands[state + j];
     const ir::Type& stacked = loop.results[state + j]->type;
     const ir::Op* def = value->def;
-    in_place[j] = !value->type.IsScalar() && stacked.dims[0] == loop.dims[0] &&
+    in_place[j] = !value->type.IsScalar() &&
+                  LoopOrder(stacked.dims)[0] == loop.dims[0] &&
                   def != nullptr && def->parent == &body &&
                   (def->kind == ir::OpKind::Map || IsElementwiseOp(def->kind) ||
                    (def->kind == ir::OpKind::Loop &&
@@ -628,19 +637,26 @@ void FunctionEmitter::EmitCall(const ir::Op& op) {
   llvm::Function* callee = module_.functions.lookup(op.callee);
   std::vector<llvm::Value*> args;
   for (const ir::Dim* dim : op.dims) args.push_back(DimSize(dim));
-  for (const ir::Value* operand : op.operands) args.push_back(Get(operand));
+  // Signatures are canonical (Note [Physical layout]).
+  std::vector<llvm::Value*> copies;
+  for (const ir::Value* operand : op.operands) {
+    llvm::Value* data = Get(operand);
+    args.push_back(Relayout(operand->type, data, /*to_physical=*/false));
+    if (args.back() != data) copies.push_back(args.back());
+  }
   llvm::Value* call = builder_.CreateCall(callee, args);
-  if (op.results.size() == 1) {
-    Set(op.results[0], call);
-  } else {
-    for (unsigned i = 0; i < op.results.size(); ++i)
-      Set(op.results[i], builder_.CreateExtractValue(call, {i}));
+  for (llvm::Value* copy : copies) Free(copy);
+  for (unsigned i = 0; i < op.results.size(); ++i) {
+    llvm::Value* result =
+        op.results.size() == 1 ? call : builder_.CreateExtractValue(call, {i});
+    Set(op.results[i], ToPhysical(op.results[i]->type, result));
   }
 }
 
 void FunctionEmitter::EmitPrint(const ir::Op& op) {
   builder_.CreateCall(module_.print_begin);
   size_t next = 0;
+  std::vector<llvm::Value*> copies;
   for (const ir::PrintItem& item : op.print_items) {
     if (!item.is_value) {
       builder_.CreateCall(module_.print_text, {module_.String(item.text)});
@@ -650,6 +666,10 @@ void FunctionEmitter::EmitPrint(const ir::Op& op) {
     const ir::Value* value = op.operands[next++];
     const ir::Type& type = value->type;
     llvm::Value* data = Get(value);
+    // Printed in canonical order (Note [Physical layout]).
+    llvm::Value* canonical = Relayout(type, data, /*to_physical=*/false);
+    if (canonical != data) copies.push_back(canonical);
+    data = canonical;
     if (type.IsScalar()) {
       llvm::Type* memory_type = MemoryType(type.elem);
       llvm::AllocaInst* slot = EntryAlloca(memory_type, "print");
@@ -686,6 +706,7 @@ void FunctionEmitter::EmitPrint(const ir::Op& op) {
          builder_.getInt64(static_cast<int64_t>(rank)), sizes, names});
   }
   builder_.CreateCall(module_.print_end);
+  for (llvm::Value* copy : copies) Free(copy);
 }
 
 void FunctionEmitter::EmitNpy(const ir::Op& op) {
@@ -749,6 +770,7 @@ void FunctionEmitter::EmitNpy(const ir::Op& op) {
                         {file, line, column, path, kind,
                          builder_.getInt64(static_cast<int64_t>(rank)), sizes,
                          names, axes, data});
+    if (slot == nullptr) data = ToPhysical(type, data);
     if (slot != nullptr) {
       llvm::Value* loaded = builder_.CreateLoad(memory_type, slot);
       if (type.elem == ir::ElemKind::Bool)
@@ -760,17 +782,19 @@ void FunctionEmitter::EmitNpy(const ir::Op& op) {
     return;
   }
   llvm::Value* data = Get(value);
+  llvm::Value* canonical = Relayout(type, data, /*to_physical=*/false);
   if (type.IsScalar()) {
     llvm::AllocaInst* slot = EntryAlloca(memory_type, "npy");
     if (type.elem == ir::ElemKind::Bool)
-      data = builder_.CreateZExt(data, memory_type);
-    builder_.CreateStore(data, slot);
-    data = slot;
+      canonical = builder_.CreateZExt(canonical, memory_type);
+    builder_.CreateStore(canonical, slot);
+    canonical = slot;
   }
   builder_.CreateCall(
       module_.write_npy,
-      {file, line, column, path, kind, data,
+      {file, line, column, path, kind, canonical,
        builder_.getInt64(static_cast<int64_t>(rank)), sizes, axes});
+  if (!type.IsScalar() && canonical != data) Free(canonical);
 }
 
 void FunctionEmitter::EmitOp(const ir::Op& op) {
@@ -873,6 +897,8 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
   module_context.module = llvm_module.get();
   module_context.fast_math = options.opt_level >= 3;
   module_context.parallel = options.opt_level >= 2 && options.hooks == nullptr;
+  if (module_context.fast_math && options.hooks == nullptr)
+    module_context.innermost = ChooseInnermostDim(module);
   DeclareRuntime(module_context);
   module_context.hooks = options.hooks;
   if (options.hooks != nullptr) options.hooks->BeginModule(module_context);

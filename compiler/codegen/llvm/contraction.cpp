@@ -11,9 +11,6 @@
 namespace delta::codegen {
 namespace {
 
-// See EmitContraction.
-constexpr int64_t kMinSwappedColumns = 32;
-
 // The array a region gathers at the region's own coordinates, or null.
 const ir::Value* PlainGather(const ir::Op& gather, const ir::Block& body,
                              const std::vector<const ir::Dim*>& arg_dims) {
@@ -31,13 +28,23 @@ const ir::Value* PlainGather(const ir::Op& gather, const ir::Block& body,
 
 }  // namespace
 
-bool FunctionEmitter::EmitContraction(const ir::Op& op) {
-  if (op.reduce != ir::ReduceKind::Sum || op.regions.empty()) return false;
+// Columns of the kernel's tiles that a swapped product must fill (see
+// EmitContraction; at d10 the 16-column tiles would run 10 wide, slower).
+constexpr int64_t kMinSwappedColumns = 32;
+
+bool MayFillColumns(const ir::Dim* dim) {
+  return dim->constant && *dim->constant >= kMinSwappedColumns;
+}
+
+std::optional<MatchedContraction> MatchContraction(const ir::Op& op) {
+  if (op.kind != ir::OpKind::Reduce || op.reduce != ir::ReduceKind::Sum ||
+      op.regions.empty())
+    return std::nullopt;
   const ir::Type& type = op.results[0]->type;
   if (type.elem != ir::ElemKind::F32 && type.elem != ir::ElemKind::F64)
-    return false;
+    return std::nullopt;
   const ir::Block& body = *op.region(0);
-  if (body.ops.size() != 4) return false;
+  if (body.ops.size() != 4) return std::nullopt;
   ir::DimList reduced(op.dims);
   ir::DimList all = type.dims.Union(reduced);
   std::vector<const ir::Dim*> arg_dims(all.begin(), all.end());
@@ -47,22 +54,32 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
       yield.operands[0] != mul.results[0] ||
       mul.operands[0] != body.ops[0]->results[0] ||
       mul.operands[1] != body.ops[1]->results[0])
-    return false;
+    return std::nullopt;
   const ir::Value* a = PlainGather(*body.ops[0], body, arg_dims);
   const ir::Value* b = PlainGather(*body.ops[1], body, arg_dims);
   if (a == nullptr || b == nullptr || a->type.elem != type.elem ||
       b->type.elem != type.elem)
-    return false;
+    return std::nullopt;
   std::optional<ir::ContractionShape> shape =
       ir::ClassifyContraction(type.dims, a->type.dims, b->type.dims, reduced);
-  if (!shape) return false;
+  if (!shape) return std::nullopt;
+  return MatchedContraction{a, b, *shape};
+}
+
+bool FunctionEmitter::EmitContraction(const ir::Op& op) {
+  std::optional<MatchedContraction> match = MatchContraction(op);
+  if (!match) return false;
+  const ir::Type& type = op.results[0]->type;
+  const ir::Value* a = match->a;
+  const ir::Value* b = match->b;
+  ir::ContractionShape* shape = &match->shape;
   // The kernel stores whole vectors along n when C's rows are contiguous
   // in n; with m innermost in C instead, every element of a tile is a
   // store of its own, strided. So C^T = B^T A^T is computed when m is C's
-  // innermost dim and wide enough to fill the kernel's columns (GMM d64:
-  // 1.4x faster; at d10 the 16-column tiles would run 10 wide, slower).
-  if (type.dims[type.dims.size() - 1] == shape->m && shape->m->constant &&
-      *shape->m->constant >= kMinSwappedColumns) {
+  // innermost dim (in memory, Note [Physical layout]) and wide enough to
+  // fill the kernel's columns (GMM d64: 1.4x faster; at d10 the 16-column
+  // tiles would run 10 wide, slower).
+  if (LoopOrder(type.dims).back() == shape->m && MayFillColumns(shape->m)) {
     std::swap(a, b);
     std::swap(shape->m, shape->n);
   }

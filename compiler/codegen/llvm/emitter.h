@@ -10,9 +10,11 @@
 #include <llvm/IR/Module.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/ir/contraction_shape.h"
 #include "compiler/ir/ir.h"
 
 namespace delta::codegen {
@@ -60,6 +62,10 @@ struct ModuleContext {
   // Large loop nests run their outermost loop on the runtime's thread pool
   // (parallel.cpp); off for -O0/-O1 and under HostHooks.
   bool parallel = false;
+  // Note [Physical layout]: the dim laid out (and looped over) innermost in
+  // every array of the module, wherever it is in canonical order; null:
+  // canonical order. Chosen by ChooseInnermostDim at -O3 on the CPU.
+  const ir::Dim* innermost = nullptr;
   // Set by HostHooks::BeginModule to replace what CopyArray does (a
   // `ptr (ptr, i64 bytes)` function); null: a memcpy.
   llvm::FunctionCallee copy;
@@ -67,6 +73,18 @@ struct ModuleContext {
 
   llvm::Constant* String(llvm::StringRef text);
 };
+
+// A contraction the matrix kernel runs: its operands and kernel shape.
+struct MatchedContraction {
+  const ir::Value* a;
+  const ir::Value* b;
+  ir::ContractionShape shape;
+};
+std::optional<MatchedContraction> MatchContraction(const ir::Op& op);
+// Whether `dim` is known to be wide enough to fill the kernel's columns.
+bool MayFillColumns(const ir::Dim* dim);
+// See Note [Physical layout] (layout.cpp).
+const ir::Dim* ChooseInnermostDim(const ir::Module& module);
 
 // Calls `use` for every value `op` reads, in its regions too.
 void ForEachUse(const ir::Op& op,
@@ -159,8 +177,26 @@ class FunctionEmitter {
   void EmitNpy(const ir::Op& op);
   void EmitReturn(const ir::Op& op);
 
+  // --- layout.cpp: Note [Physical layout] ---
+  // `dims` in memory order, outermost first: the order loop nests run in.
+  std::vector<const ir::Dim*> LoopOrder(const ir::DimList& dims) const;
+  std::vector<const ir::Dim*> LoopOrder(
+      llvm::ArrayRef<const ir::Dim*> dims) const {
+    return LoopOrder(ir::DimList(dims));
+  }
+  bool IsCanonicalLayout(const ir::Type& type) const;
+  // A copy of the array between canonical and memory order (the array
+  // itself when they agree), for function boundaries, printing and files.
+  llvm::Value* Relayout(const ir::Type& type, llvm::Value* data,
+                        bool to_physical);
+  // Relayout that frees the array it copies (one the caller owns).
+  llvm::Value* ToPhysical(const ir::Type& type, llvm::Value* canonical);
+  llvm::Value* ToCanonical(const ir::Type& type, llvm::Value* physical);
+
   // --- array_ops.cpp: loop nests over dims ---
-  ArrayView View(const ir::Type& type, llvm::Value* data);
+  // The array in memory order, or in canonical order if `canonical`.
+  ArrayView View(const ir::Type& type, llvm::Value* data,
+                 bool canonical = false);
   llvm::Value* ElementPointer(const ArrayView& view, const Coords& coords);
   llvm::Value* LoadElement(const ArrayView& view, const Coords& coords);
   void StoreElement(const ArrayView& view, const Coords& coords,

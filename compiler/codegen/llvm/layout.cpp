@@ -1,0 +1,120 @@
+// Note [Physical layout]: the language fixes no order of an array's dims;
+// the compiler lays arrays out row-major in canonical order, except that at
+// -O3 one dim may be moved innermost in every array of the module, and
+// loop nests follow. ChooseInnermostDim picks it from the contractions:
+// GMM's y[n, comp, d] = sum(factor[comp, d, e] * centered[n, comp, e], e)
+// has C's innermost dim d (10 wide) as the kernel's columns, so each
+// product is 1000 x 10 x 10 run in 16-column tiles; with n innermost it is
+// 10 x 1000 x 10, the kernel's columns are the 1000 points and its stores
+// are whole vectors. Function signatures stay canonical (callers, the C
+// ABI, the interpreter and printing see canonical arrays): parameters,
+// call arguments and results are converted at the boundary, which costs a
+// copy of those arrays that contain the moved dim.
+#include "compiler/codegen/llvm/emitter.h"
+
+namespace delta::codegen {
+namespace {
+
+// Calls `visit` for every op of `block`, in nested regions too.
+void ForEachOp(const ir::Block& block,
+               const std::function<void(const ir::Op&)>& visit) {
+  for (const auto& op : block.ops) {
+    visit(*op);
+    for (size_t r = 0; r < op->regions.size(); ++r)
+      ForEachOp(*op->region(r), visit);
+  }
+}
+
+// The product of the known sizes of `dims` (unknown sizes count as 1).
+double KnownElements(const ir::DimList& dims) {
+  double elements = 1;
+  for (const ir::Dim* dim : dims)
+    if (dim->constant) elements *= static_cast<double>(*dim->constant);
+  return elements;
+}
+
+// Of all the module's contraction work, the share that must gain before a
+// dim is moved: moving one changes every array's layout, so a few small
+// products (the MLP's 10-class layer) do not decide it.
+constexpr double kMinVotingShare = 0.5;
+
+}  // namespace
+
+const ir::Dim* ChooseInnermostDim(const ir::Module& module) {
+  // Each contraction whose C has innermost one of the kernel's free dims
+  // (rows m or columns n) too narrow to fill the kernel's columns, while
+  // the other one would, votes (with its multiply-adds) for the other one
+  // innermost: the kernel then takes it as its columns (EmitContraction
+  // computes C^T = B^T A^T if it is m).
+  llvm::DenseMap<const ir::Dim*, double> votes;
+  double total = 0;
+  for (const auto& function : module.functions)
+    ForEachOp(*function->body, [&](const ir::Op& op) {
+      std::optional<MatchedContraction> match = MatchContraction(op);
+      if (!match) return;
+      const ir::ContractionShape& shape = match->shape;
+      const ir::DimList& c = op.results[0]->type.dims;
+      double work = KnownElements(c) * KnownElements(ir::DimList({shape.k}));
+      total += work;
+      const ir::Dim* innermost = c[c.size() - 1];
+      const ir::Dim* other = innermost == shape.m ? shape.n : shape.m;
+      if ((innermost == shape.m || innermost == shape.n) &&
+          !MayFillColumns(innermost) && MayFillColumns(other) &&
+          other->order >= 0)
+        votes[other] += work;
+    });
+  const ir::Dim* best = nullptr;
+  double best_votes = 0;
+  for (const auto& [dim, work] : votes)
+    if (work > best_votes ||
+        (work == best_votes && best != nullptr && dim->order < best->order)) {
+      best = dim;
+      best_votes = work;
+    }
+  if (best == nullptr || best_votes < kMinVotingShare * total) return nullptr;
+  return best;
+}
+
+std::vector<const ir::Dim*> FunctionEmitter::LoopOrder(
+    const ir::DimList& dims) const {
+  std::vector<const ir::Dim*> order;
+  for (const ir::Dim* dim : dims)
+    if (dim != module_.innermost) order.push_back(dim);
+  if (module_.innermost != nullptr && dims.Contains(module_.innermost))
+    order.push_back(module_.innermost);
+  return order;
+}
+
+bool FunctionEmitter::IsCanonicalLayout(const ir::Type& type) const {
+  return module_.innermost == nullptr ||
+         !type.dims.Contains(module_.innermost) ||
+         type.dims[type.dims.size() - 1] == module_.innermost;
+}
+
+llvm::Value* FunctionEmitter::Relayout(const ir::Type& type, llvm::Value* data,
+                                       bool to_physical) {
+  if (type.IsScalar() || IsCanonicalLayout(type)) return data;
+  llvm::Value* copy = Allocate(type);
+  ArrayView from = View(type, data, /*canonical=*/to_physical);
+  ArrayView to = View(type, copy, /*canonical=*/!to_physical);
+  Coords coords;
+  EmitLoopNest(LoopOrder(type.dims), coords,
+               [&] { StoreElement(to, coords, LoadElement(from, coords)); });
+  return copy;
+}
+
+llvm::Value* FunctionEmitter::ToPhysical(const ir::Type& type,
+                                         llvm::Value* canonical) {
+  llvm::Value* copy = Relayout(type, canonical, /*to_physical=*/true);
+  if (copy != canonical) Free(canonical);
+  return copy;
+}
+
+llvm::Value* FunctionEmitter::ToCanonical(const ir::Type& type,
+                                          llvm::Value* physical) {
+  llvm::Value* copy = Relayout(type, physical, /*to_physical=*/false);
+  if (copy != physical) Free(physical);
+  return copy;
+}
+
+}  // namespace delta::codegen
