@@ -104,7 +104,7 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
     return group;
   const ir::Op& head = *block.ops[first];
   if (!IsBlockableKind(head) || head.results[0]->type.IsScalar()) return group;
-  const ir::Dim* dim = head.results[0]->type.dims[0];
+  const ir::Dim* dim = LoopOrder(head.results[0]->type.dims)[0];
   if (dim->constant && *dim->constant < 2) return group;
   // Values computed a block of rows at a time, and totals over the rows
   // that are complete only after the last block.
@@ -129,7 +129,8 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
         op.kind == ir::OpKind::Reduce && llvm::is_contained(op.dims, dim);
     const ir::Type& type = op.results[0]->type;
     // A row member: its results are rows of `dim`, outermost.
-    if (blockable && !reduces_rows && !type.IsScalar() && type.dims[0] == dim) {
+    if (blockable && !reduces_rows && !type.IsScalar() &&
+        LoopOrder(type.dims)[0] == dim) {
       for (const ir::Value* result : op.results) rows_of.insert(result);
       group.members.push_back(i);
       group.hoisted.insert(group.hoisted.end(), hoisted.begin(), hoisted.end());
