@@ -898,7 +898,7 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
   module_context.fast_math = options.opt_level >= 3;
   module_context.parallel = options.opt_level >= 2 && options.hooks == nullptr;
   if (module_context.fast_math && options.hooks == nullptr)
-    module_context.innermost = ChooseInnermostDim(module);
+    module_context.layout = ChoosePhysicalLayout(module);
   DeclareRuntime(module_context);
   module_context.hooks = options.hooks;
   if (options.hooks != nullptr) options.hooks->BeginModule(module_context);

@@ -46,6 +46,14 @@ class HostHooks {
   virtual bool EmitOp(FunctionEmitter& emitter, const ir::Op& op) = 0;
 };
 
+// Note [Physical layout]: the dims laid out (and looped over) outermost,
+// after the tapes' steps, and innermost in every array of the module that
+// has them, wherever they are in canonical order; null: canonical.
+struct PhysicalLayout {
+  const ir::Dim* outermost = nullptr;
+  const ir::Dim* innermost = nullptr;
+};
+
 // What every function of a module shares: the LLVM module, the runtime's
 // declarations and interned strings.
 struct ModuleContext {
@@ -62,10 +70,9 @@ struct ModuleContext {
   // Large loop nests run their outermost loop on the runtime's thread pool
   // (parallel.cpp); off for -O0/-O1 and under HostHooks.
   bool parallel = false;
-  // Note [Physical layout]: the dim laid out (and looped over) innermost in
-  // every array of the module, wherever it is in canonical order; null:
-  // canonical order. Chosen by ChooseInnermostDim at -O3 on the CPU.
-  const ir::Dim* innermost = nullptr;
+  // Note [Physical layout]: chosen by ChoosePhysicalLayout at -O3 on the
+  // CPU; none: canonical order.
+  PhysicalLayout layout;
   // Set by HostHooks::BeginModule to replace what CopyArray does (a
   // `ptr (ptr, i64 bytes)` function); null: a memcpy.
   llvm::FunctionCallee copy;
@@ -84,7 +91,7 @@ std::optional<MatchedContraction> MatchContraction(const ir::Op& op);
 // Whether `dim` is known to be wide enough to fill the kernel's columns.
 bool MayFillColumns(const ir::Dim* dim);
 // See Note [Physical layout] (layout.cpp).
-const ir::Dim* ChooseInnermostDim(const ir::Module& module);
+PhysicalLayout ChoosePhysicalLayout(const ir::Module& module);
 
 // Calls `use` for every value `op` reads, in its regions too.
 void ForEachUse(const ir::Op& op,

@@ -1,15 +1,17 @@
 // Note [Physical layout]: the language fixes no order of an array's dims;
 // the compiler lays arrays out row-major in canonical order, except that at
-// -O3 one dim may be moved innermost in every array of the module, and
-// loop nests follow. ChooseInnermostDim picks it from the contractions:
-// GMM's y[n, comp, d] = sum(factor[comp, d, e] * centered[n, comp, e], e)
-// has C's innermost dim d (10 wide) as the kernel's columns, so each
-// product is 1000 x 10 x 10 run in 16-column tiles; with n innermost it is
-// 10 x 1000 x 10, the kernel's columns are the 1000 points and its stores
-// are whole vectors. Function signatures stay canonical (callers, the C
-// ABI, the interpreter and printing see canonical arrays): parameters,
-// call arguments and results are converted at the boundary, which costs a
-// copy of those arrays that contain the moved dim.
+// -O3 one dim may be moved innermost and one outermost (after the tapes'
+// steps) in every array of the module, and loop nests follow.
+// ChoosePhysicalLayout picks them from the contractions: GMM's y[n, comp,
+// d] = sum(factor[comp, d, e] * centred[n, comp, e], e) has C's innermost
+// dim d (10 wide) as the kernel's columns, so each product is 1000 x 10 x
+// 10 run in 16-column tiles; with n innermost it is 10 x 1000 x 10, the
+// kernel's columns are the 1000 points and its stores are whole vectors.
+// With the batch dim comp outermost, each component's operands are
+// contiguous. Function signatures stay canonical (callers, the C ABI, the
+// interpreter and printing see canonical arrays): parameters, call
+// arguments and results are converted at the boundary, which costs a copy
+// of the arrays whose order differs. See docs/internals/codegen.md.
 #include "compiler/codegen/llvm/emitter.h"
 
 namespace delta::codegen {
@@ -38,15 +40,44 @@ double KnownElements(const ir::DimList& dims) {
 // products (the MLP's 10-class layer) do not decide it.
 constexpr double kMinVotingShare = 0.5;
 
+// The dim of `votes` with the most work, if that is at least
+// kMinVotingShare of `total`.
+const ir::Dim* Winner(const llvm::DenseMap<const ir::Dim*, double>& votes,
+                      double total) {
+  const ir::Dim* best = nullptr;
+  double best_votes = 0;
+  for (const auto& [dim, work] : votes)
+    if (work > best_votes ||
+        (work == best_votes && best != nullptr && dim->order < best->order)) {
+      best = dim;
+      best_votes = work;
+    }
+  if (best == nullptr || best_votes < kMinVotingShare * total) return nullptr;
+  return best;
+}
+
+// Whether `dim` comes first in `dims` after the tapes' step dims (which
+// stay outermost, so that each step's slice is contiguous).
+bool FirstOrdinary(const ir::DimList& dims, const ir::Dim* dim) {
+  for (const ir::Dim* candidate : dims)
+    if (candidate->order >= 0) return candidate == dim;
+  return false;
+}
+
 }  // namespace
 
-const ir::Dim* ChooseInnermostDim(const ir::Module& module) {
-  // Each contraction whose C has innermost one of the kernel's free dims
-  // (rows m or columns n) too narrow to fill the kernel's columns, while
-  // the other one would, votes (with its multiply-adds) for the other one
-  // innermost: the kernel then takes it as its columns (EmitContraction
-  // computes C^T = B^T A^T if it is m).
-  llvm::DenseMap<const ir::Dim*, double> votes;
+PhysicalLayout ChoosePhysicalLayout(const ir::Module& module) {
+  // Innermost: each contraction whose C has innermost one of the kernel's
+  // free dims (rows m or columns n) too narrow to fill the kernel's
+  // columns, while the other one would, votes (with its multiply-adds) for
+  // the other one innermost: the kernel then takes it as its columns
+  // (EmitContraction computes C^T = B^T A^T if it is m).
+  // Outermost: each batched contraction whose batch dim is not outermost
+  // in C, A or B votes for it outermost, so that each product reads and
+  // writes contiguous blocks (GMM d64: x - mu : f64[n, comp, e] is 1000
+  // rows of 64 per component, 12.8 KB apart, and packing them missed the
+  // caches).
+  llvm::DenseMap<const ir::Dim*, double> inner_votes, outer_votes;
   double total = 0;
   for (const auto& function : module.functions)
     ForEachOp(*function->body, [&](const ir::Op& op) {
@@ -61,34 +92,39 @@ const ir::Dim* ChooseInnermostDim(const ir::Module& module) {
       if ((innermost == shape.m || innermost == shape.n) &&
           !MayFillColumns(innermost) && MayFillColumns(other) &&
           other->order >= 0)
-        votes[other] += work;
+        inner_votes[other] += work;
+      for (const ir::Dim* batch : shape.batch)
+        if (batch->order >= 0 && !(FirstOrdinary(c, batch) &&
+                                   FirstOrdinary(match->a->type.dims, batch) &&
+                                   FirstOrdinary(match->b->type.dims, batch)))
+          outer_votes[batch] += work;
     });
-  const ir::Dim* best = nullptr;
-  double best_votes = 0;
-  for (const auto& [dim, work] : votes)
-    if (work > best_votes ||
-        (work == best_votes && best != nullptr && dim->order < best->order)) {
-      best = dim;
-      best_votes = work;
-    }
-  if (best == nullptr || best_votes < kMinVotingShare * total) return nullptr;
-  return best;
+  PhysicalLayout layout;
+  layout.innermost = Winner(inner_votes, total);
+  layout.outermost = Winner(outer_votes, total);
+  if (layout.outermost == layout.innermost) layout.outermost = nullptr;
+  return layout;
 }
 
 std::vector<const ir::Dim*> FunctionEmitter::LoopOrder(
     const ir::DimList& dims) const {
+  const PhysicalLayout& layout = module_.layout;
   std::vector<const ir::Dim*> order;
   for (const ir::Dim* dim : dims)
-    if (dim != module_.innermost) order.push_back(dim);
-  if (module_.innermost != nullptr && dims.Contains(module_.innermost))
-    order.push_back(module_.innermost);
+    if (dim->order < 0) order.push_back(dim);
+  if (layout.outermost != nullptr && dims.Contains(layout.outermost))
+    order.push_back(layout.outermost);
+  for (const ir::Dim* dim : dims)
+    if (dim->order >= 0 && dim != layout.outermost && dim != layout.innermost)
+      order.push_back(dim);
+  if (layout.innermost != nullptr && dims.Contains(layout.innermost))
+    order.push_back(layout.innermost);
   return order;
 }
 
 bool FunctionEmitter::IsCanonicalLayout(const ir::Type& type) const {
-  return module_.innermost == nullptr ||
-         !type.dims.Contains(module_.innermost) ||
-         type.dims[type.dims.size() - 1] == module_.innermost;
+  std::vector<const ir::Dim*> order = LoopOrder(type.dims);
+  return std::equal(order.begin(), order.end(), type.dims.begin());
 }
 
 llvm::Value* FunctionEmitter::Relayout(const ir::Type& type, llvm::Value* data,
