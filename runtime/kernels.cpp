@@ -188,6 +188,11 @@ void PackRows(const Problem<T>& p, int64_t row, int64_t mc, int64_t depth,
     for (int64_t panel = 0; panel < panels; ++panel) {
       T* out = pa + panel * kMr * kc + q * kMr;
       int64_t valid = std::min<int64_t>(kMr, mc - panel * kMr);
+      if (p.a_m == 1 && valid == kMr) {
+        // Contiguous rows: a copy of fixed size (a few vector moves).
+        std::memcpy(out, in + panel * kMr, kMr * sizeof(T));
+        continue;
+      }
       for (int r = 0; r < valid; ++r) out[r] = in[(panel * kMr + r) * p.a_m];
       for (int r = valid; r < kMr; ++r) out[r] = T(0);
     }
