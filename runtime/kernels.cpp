@@ -23,6 +23,8 @@ constexpr int64_t kBlockM = 96;    // rows of packed A per task (L2)
 // Columns per thread from which a parallel product splits by columns
 // (Note [Column split]).
 constexpr int64_t kSplitColumnsMin = 256;
+// Up to this many rows of C, B is not packed (Note [B in place]).
+constexpr int64_t kInPlaceMaxRows = 24;
 // Below this many multiply-adds the pool's wake-up costs more than it saves.
 constexpr double kParallelWork = 1 << 20;
 
@@ -45,6 +47,7 @@ struct Block {
   const Problem<T>* problem;
   const T* packed_b;
   int64_t col, cols, depth, depth_size, block_m;
+  bool in_place_b;  // Note [B in place]
 };
 
 // B's columns [col, col + cols) at depths [depth, depth + kc), to be
@@ -54,6 +57,7 @@ struct Strip {
   const Problem<T>* problem;
   T* packed_b;
   int64_t col, cols, depth, kc, nr;
+  bool in_place_b;  // only the last, partial panel is packed
 };
 
 // Packs panels [begin, end) of a strip (zero-padded past its columns).
@@ -66,6 +70,7 @@ void PackPanels(void* ctx, int64_t begin, int64_t end) {
     T* out = s.packed_b + j0 * s.kc;
     // The columns past the strip's end are zeros; no test per element.
     int64_t valid = std::min(s.nr, s.cols - j0);
+    if (s.in_place_b && valid == s.nr) continue;
     for (int64_t q = 0; q < s.kc; ++q) {
       const T* in = p.b + (s.depth + q) * p.b_k + (s.col + j0) * p.b_n;
       T* row = out + q * s.nr;
@@ -82,9 +87,9 @@ void PackPanels(void* ctx, int64_t begin, int64_t end) {
 template <typename T, int kW, int kMr, int kNv, bool kFma>
 [[gnu::always_inline]] inline void MicroKernel(const Problem<T>& p, int64_t kc,
                                                const T* pa, const T* pb,
-                                               int64_t row, int64_t rows,
-                                               int64_t col, int64_t cols,
-                                               bool first) {
+                                               int64_t ldb, int64_t row,
+                                               int64_t rows, int64_t col,
+                                               int64_t cols, bool first) {
   using V [[gnu::vector_size(kW * sizeof(T)), gnu::aligned(alignof(T))]] = T;
   constexpr int kNr = kW * kNv;
   V acc[kMr][kNv];
@@ -111,7 +116,7 @@ template <typename T, int kW, int kMr, int kNv, bool kFma>
   for (int64_t q = 0; q < kc; ++q) {
     V b[kNv];
     for (int v = 0; v < kNv; ++v)
-      std::memcpy(&b[v], pb + q * kNr + v * kW, sizeof(V));
+      std::memcpy(&b[v], pb + q * ldb + v * kW, sizeof(V));
     for (int r = 0; r < kMr; ++r) {
       V a;
       for (int lane = 0; lane < kW; ++lane) a[lane] = pa[q * kMr + r];
@@ -214,12 +219,18 @@ template <typename T, int kW, int kMr, int kNv, bool kFma>
   for (int64_t row = row_begin; row < row_end; row += block.block_m) {
     int64_t mc = std::min(block.block_m, row_end - row);
     PackRows<T, kMr>(p, row, mc, block.depth, kc, pa);
-    for (int64_t j = 0; j < block.cols; j += kNr)
+    for (int64_t j = 0; j < block.cols; j += kNr) {
+      int64_t cols = std::min<int64_t>(kNr, block.cols - j);
+      // A full panel of B in place is read from B's rows (b_n is 1).
+      bool in_place = block.in_place_b && cols == kNr;
+      const T* pb = in_place ? p.b + block.depth * p.b_k + block.col + j
+                             : block.packed_b + j * kc;
+      int64_t ldb = in_place ? p.b_k : kNr;
       for (int64_t i = 0; i < mc; i += kMr)
         MicroKernel<T, kW, kMr, kNv, kFma>(
-            p, kc, pa + (i / kMr) * kMr * kc, block.packed_b + j * kc, row + i,
-            std::min<int64_t>(kMr, mc - i), block.col + j,
-            std::min<int64_t>(kNr, block.cols - j), first);
+            p, kc, pa + (i / kMr) * kMr * kc, pb, ldb, row + i,
+            std::min<int64_t>(kMr, mc - i), block.col + j, cols, first);
+    }
   }
 }
 
@@ -345,6 +356,11 @@ void Gemm(const Problem<T>& p, int32_t flags) {
     block_m = std::clamp<int64_t>((per_task + 5) / 6 * 6, 6, kBlockM);
   }
   int64_t tasks = (p.m + block_m - 1) / block_m;
+  // Note [B in place]: packing B pays off when each packed panel is read
+  // by many row panels of A. With a few rows (GMM d10's products are 10 x
+  // 1000 x 10 per component) it costs as much as the multiply-adds, so
+  // whole panels of a B with contiguous rows are read where they lie.
+  bool in_place_b = p.b_n == 1 && p.m <= kInPlaceMaxRows;
   int64_t max_cols = std::min(kBlockN, (p.n + nr - 1) / nr * nr);
   // Sized by the depth actually used, and from the runtime's allocator,
   // which keeps freed blocks: a batch of small products (one per batch
@@ -362,13 +378,13 @@ void Gemm(const Problem<T>& p, int32_t flags) {
       int64_t kc = std::min(block_k, p.k - depth);
       // B's strip in panels of nr columns, zero-padded; on the pool too
       // when the product is, or packing is the serial part of it.
-      Strip<T> strip{&p, pb, col, cols, depth, kc, nr};
+      Strip<T> strip{&p, pb, col, cols, depth, kc, nr, in_place_b};
       int64_t panels = (cols + nr - 1) / nr;
       if (parallel)
         delta_parallel_for(panels, PackPanels<T>, &strip);
       else
         PackPanels<T>(&strip, 0, panels);
-      Block<T> block{&p, pb, col, cols, depth, kc, block_m};
+      Block<T> block{&p, pb, col, cols, depth, kc, block_m, in_place_b};
       if (parallel)
         delta_parallel_for(tasks, body, &block);
       else
