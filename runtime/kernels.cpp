@@ -23,6 +23,10 @@ constexpr int64_t kBlockM = 96;    // rows of packed A per task (L2)
 // Columns per thread from which a parallel product splits by columns
 // (Note [Column split]).
 constexpr int64_t kSplitColumnsMin = 256;
+// Up to this many rows and columns of C, a product whose operands are
+// contiguous in k runs as dot products (Note [Dot products]); at 32 (GMM
+// d32) the packed kernel is faster again.
+constexpr int64_t kDotMaxSide = 24;
 // Up to this many rows of C, B is not packed (Note [B in place]).
 constexpr int64_t kInPlaceMaxRows = 24;
 // Below this many multiply-adds the pool's wake-up costs more than it saves.
@@ -234,6 +238,56 @@ template <typename T, int kW, int kMr, int kNv, bool kFma>
   }
 }
 
+// Note [Dot products]: a product with few rows and columns (at most
+// kDotMaxSide each) whose A and B are both contiguous in k is a table of
+// dot products: C[i][j] = sum over q of A[i][q] B[j][q]. GMM's adjoint of
+// the factor, sum over the 1000 points of dy (x) centred, is 20 x 20 x 1000
+// per component at d20; packing its A and B (a transposition each, 40,000
+// elements) took longer than its 400,000 multiply-adds. Here
+// kTile x kTile pairs accumulate vectors along k, read where they lie, and
+// each is summed across its lanes at the end. That reorders each sum, so
+// only when FMA is allowed (-O3, which reassociates sums anyway).
+template <typename T, int kW, int kTile>
+[[gnu::always_inline]] inline void DotProducts(const Problem<T>& p) {
+  using V [[gnu::vector_size(kW * sizeof(T)), gnu::aligned(alignof(T))]] = T;
+  for (int64_t i0 = 0; i0 < p.m; i0 += kTile) {
+    int rows = static_cast<int>(std::min<int64_t>(kTile, p.m - i0));
+    for (int64_t j0 = 0; j0 < p.n; j0 += kTile) {
+      int cols = static_cast<int>(std::min<int64_t>(kTile, p.n - j0));
+      // Rows and columns past the edge repeat the last one (computed,
+      // never stored), so that the loop has no test.
+      const T* a[kTile];
+      const T* b[kTile];
+      for (int t = 0; t < kTile; ++t) {
+        a[t] = p.a + (i0 + std::min(t, rows - 1)) * p.a_m;
+        b[t] = p.b + (j0 + std::min(t, cols - 1)) * p.b_n;
+      }
+      V acc[kTile][kTile];
+      for (int r = 0; r < kTile; ++r)
+        for (int c = 0; c < kTile; ++c) acc[r][c] = V{};
+      int64_t q = 0;
+      for (; q + kW <= p.k; q += kW) {
+        V x[kTile], y[kTile];
+        for (int t = 0; t < kTile; ++t) {
+          std::memcpy(&x[t], a[t] + q, sizeof(V));
+          std::memcpy(&y[t], b[t] + q, sizeof(V));
+        }
+        for (int r = 0; r < kTile; ++r)
+          for (int c = 0; c < kTile; ++c)
+            acc[r][c] = __builtin_elementwise_fma(x[r], y[c], acc[r][c]);
+      }
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+          T sum = T(0);
+          for (int lane = 0; lane < kW; ++lane) sum += acc[r][c][lane];
+          for (int64_t tail = q; tail < p.k; ++tail)
+            sum = __builtin_elementwise_fma(a[r][tail], b[c][tail], sum);
+          p.c[(i0 + r) * p.c_m + (j0 + c) * p.c_n] = sum;
+        }
+    }
+  }
+}
+
 // The instruction sets the kernel is compiled for; the widest the CPU has
 // is chosen once at run time (the runtime itself is built for baseline
 // x86-64, executables may run anywhere the runtime does).
@@ -258,6 +312,15 @@ DELTA_MACRO_KERNEL(F64Avx2Fma, "avx2,fma", double, 4, 6, 2, true)
 DELTA_MACRO_KERNEL(F32Sse, "sse2", float, 4, 4, 2, false)
 DELTA_MACRO_KERNEL(F64Sse, "sse2", double, 2, 4, 2, false)
 #undef DELTA_MACRO_KERNEL
+#define DELTA_DOT_KERNEL(name, features, T, W, TILE)         \
+  [[gnu::target(features)]] void name(const Problem<T>& p) { \
+    DotProducts<T, W, TILE>(p);                              \
+  }
+DELTA_DOT_KERNEL(F32Avx512Dot, DELTA_AVX512, float, 16, 4)
+DELTA_DOT_KERNEL(F64Avx512Dot, DELTA_AVX512, double, 8, 4)
+DELTA_DOT_KERNEL(F32Avx2Dot, "avx2,fma", float, 8, 3)
+DELTA_DOT_KERNEL(F64Avx2Dot, "avx2,fma", double, 4, 3)
+#undef DELTA_DOT_KERNEL
 #undef DELTA_AVX512
 
 enum class Isa { Avx512, Avx2, Sse };
@@ -331,6 +394,16 @@ void Gemm(const Problem<T>& p, int32_t flags) {
   bool parallel = (flags & DELTA_GEMM_SERIAL) == 0 &&
                   static_cast<double>(p.m) * p.n * p.k >= kParallelWork &&
                   delta_num_threads() > 1;
+  // Note [Dot products].
+  if (p.fma && !parallel && p.a_k == 1 && p.b_k == 1 && p.m <= kDotMaxSide &&
+      p.n <= kDotMaxSide && HostIsa() != Isa::Sse) {
+    bool avx512 = HostIsa() == Isa::Avx512;
+    if constexpr (sizeof(T) == 4)
+      (avx512 ? F32Avx512Dot : F32Avx2Dot)(p);
+    else
+      (avx512 ? F64Avx512Dot : F64Avx2Dot)(p);
+    return;
+  }
   // Note [Column split]: with columns enough for every thread, each thread
   // computes its own columns of C as a serial product: it packs its own
   // part of B (into its own L2) and never waits for the others, where

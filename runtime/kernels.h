@@ -12,8 +12,9 @@ extern "C" {
 
 /* Flags of delta_gemm_*. */
 enum {
-  /* Fused multiply-add (one rounding per term): faster, and no longer
-     bitwise equal to summing the rounded products in order. */
+  /* Fused multiply-add (one rounding per term), and the terms may be
+     summed in another order (dot products in vector lanes): faster, and
+     no longer bitwise equal to summing the rounded products in order. */
   DELTA_GEMM_FMA = 1,
   /* Run on one thread (the caller is already parallel). */
   DELTA_GEMM_SERIAL = 2,

@@ -19,31 +19,34 @@ using Gemm = void (*)(int64_t, int64_t, int64_t, const T*, int64_t, int64_t,
                       const T*, int64_t, int64_t, T*, int64_t, int64_t,
                       int32_t);
 
-// a is m x k (row-major, or column-major if `transposed`), b is k x n, c is
-// written column-major: every stride pattern the code generator passes.
+// a is m x k (row-major, or column-major if `transposed`), b is k x n
+// (row-major, or column-major if `b_transposed`), c is written
+// column-major: every stride pattern the code generator passes.
 template <typename T>
 void Check(Gemm<T> gemm, int64_t m, int64_t n, int64_t k, bool transposed,
-           int32_t flags) {
+           int32_t flags, bool b_transposed = false) {
   CAPTURE(m);
   CAPTURE(n);
   CAPTURE(k);
   CAPTURE(transposed);
+  CAPTURE(b_transposed);
   std::vector<T> a(m * k + 1), b(k * n + 1), c(m * n + 1, T(7)),
       want(m * n + 1, T(7));
   unsigned seed = static_cast<unsigned>(m * 131 + n * 17 + k);
   for (T& x : a) x = T((rand_r(&seed) % 2001) - 1000) / T(997);
   for (T& x : b) x = T((rand_r(&seed) % 2001) - 1000) / T(991);
   int64_t a_m = transposed ? 1 : k, a_k = transposed ? m : 1;
+  int64_t b_k = b_transposed ? 1 : n, b_n = b_transposed ? k : 1;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       T sum = 0;
       for (int64_t p = 0; p < k; ++p) {
-        T product = a[i * a_m + p * a_k] * b[p * n + j];
+        T product = a[i * a_m + p * a_k] * b[p * b_k + j * b_n];
         sum = sum + product;
       }
       want[j * m + i] = sum;
     }
-  gemm(m, n, k, a.data(), a_m, a_k, b.data(), n, 1, c.data(), 1, m, flags);
+  gemm(m, n, k, a.data(), a_m, a_k, b.data(), b_k, b_n, c.data(), 1, m, flags);
   if (flags & DELTA_GEMM_FMA) {
     for (int64_t e = 0; e < m * n; ++e)
       CHECK(c[e] == doctest::Approx(want[e]).epsilon(1e-4));
@@ -67,4 +70,18 @@ TEST_CASE("the gemm kernel equals the naive loop bit for bit") {
 TEST_CASE("the gemm kernel with FMA stays close to the naive loop") {
   Check<float>(delta_gemm_f32, 97, 131, 300, false, DELTA_GEMM_FMA);
   Check<double>(delta_gemm_f64, 97, 131, 300, true, DELTA_GEMM_FMA);
+}
+
+// Note [Dot products] in runtime/kernels.cpp: few rows and columns, both
+// operands contiguous in k, FMA allowed; edges of the 4 x 4 (or 3 x 3)
+// tiles and depths that are not a multiple of the vector width.
+TEST_CASE("few rows and columns contiguous in k run as dot products") {
+  for (int64_t m : {1, 3, 5, 20, 32})
+    for (int64_t n : {1, 4, 7, 32})
+      for (int64_t k : {1, 7, 8, 100, 1001}) {
+        Check<float>(delta_gemm_f32, m, n, k, false, DELTA_GEMM_FMA, true);
+        Check<double>(delta_gemm_f64, m, n, k, false, DELTA_GEMM_FMA, true);
+      }
+  // Exact mode keeps the kernel's order: bitwise the naive loop.
+  Check<double>(delta_gemm_f64, 20, 20, 1000, false, 0, true);
 }
