@@ -371,10 +371,25 @@ void Gemm(const Problem<T>& p, int32_t flags) {
       for (int64_t j = 0; j < p.n; ++j) p.c[i * p.c_m + j * p.c_n] = T(0);
     return;
   }
+  Isa isa = HostIsa();
+  // Enough row blocks for every thread when the product is large.
+  bool parallel = (flags & DELTA_GEMM_SERIAL) == 0 &&
+                  static_cast<double>(p.m) * p.n * p.k >= kParallelWork &&
+                  delta_num_threads() > 1;
+  // Note [Dot products].
+  if (p.fma && !parallel && p.a_k == 1 && p.b_k == 1 && p.m <= kDotMaxSide &&
+      p.n <= kDotMaxSide && isa != Isa::Sse) {
+    bool avx512 = isa == Isa::Avx512;
+    if constexpr (sizeof(T) == 4)
+      (avx512 ? F32Avx512Dot : F32Avx2Dot)(p);
+    else
+      (avx512 ? F64Avx512Dot : F64Avx2Dot)(p);
+    return;
+  }
   DeltaParallelBody body;
   int64_t nr;
   bool f32 = sizeof(T) == 4;
-  switch (HostIsa()) {
+  switch (isa) {
     case Isa::Avx512:
       body = f32 ? (p.fma ? F32Avx512Fma : F32Avx512)
                  : (p.fma ? F64Avx512Fma : F64Avx512);
@@ -389,20 +404,6 @@ void Gemm(const Problem<T>& p, int32_t flags) {
       body = f32 ? F32Sse : F64Sse;
       nr = f32 ? 8 : 4;
       break;
-  }
-  // Enough row blocks for every thread when the product is large.
-  bool parallel = (flags & DELTA_GEMM_SERIAL) == 0 &&
-                  static_cast<double>(p.m) * p.n * p.k >= kParallelWork &&
-                  delta_num_threads() > 1;
-  // Note [Dot products].
-  if (p.fma && !parallel && p.a_k == 1 && p.b_k == 1 && p.m <= kDotMaxSide &&
-      p.n <= kDotMaxSide && HostIsa() != Isa::Sse) {
-    bool avx512 = HostIsa() == Isa::Avx512;
-    if constexpr (sizeof(T) == 4)
-      (avx512 ? F32Avx512Dot : F32Avx2Dot)(p);
-    else
-      (avx512 ? F64Avx512Dot : F64Avx2Dot)(p);
-    return;
   }
   // Note [Column split]: with columns enough for every thread, each thread
   // computes its own columns of C as a serial product: it packs its own
@@ -435,16 +436,15 @@ void Gemm(const Problem<T>& p, int32_t flags) {
   // whole panels of a B with contiguous rows are read where they lie.
   bool in_place_b = p.b_n == 1 && p.m <= kInPlaceMaxRows;
   int64_t max_cols = std::min(kBlockN, (p.n + nr - 1) / nr * nr);
-  // Sized by the depth actually used, and from the runtime's allocator,
-  // which keeps freed blocks: a batch of small products (one per batch
-  // index) would otherwise map and fault in a fresh 2 MiB panel each.
   // Depth in equal panels of at most kBlockK: 784 as 4 x 196, not
   // 3 x 256 + 16 (a 16-deep pass loads and stores C for little work).
   int64_t depth_panels = (p.k + kBlockK - 1) / kBlockK;
   int64_t block_k = (p.k + depth_panels - 1) / depth_panels;
-  int64_t max_depth = block_k;
+  // Sized by the depth actually used, and from the runtime's allocator,
+  // which keeps freed blocks: a batch of small products (one per batch
+  // index) would otherwise map and fault in a fresh 2 MiB panel each.
   T* pb = static_cast<T*>(
-      delta_alloc(static_cast<int64_t>(max_cols * max_depth * sizeof(T))));
+      delta_alloc(static_cast<int64_t>(max_cols * block_k * sizeof(T))));
   for (int64_t col = 0; col < p.n; col += kBlockN) {
     int64_t cols = std::min(kBlockN, p.n - col);
     for (int64_t depth = 0; depth < p.k; depth += block_k) {

@@ -20,6 +20,14 @@ void WalkOps(Block& block, llvm::function_ref<void(Op&)> visit) {
   }
 }
 
+void WalkOps(const Block& block, llvm::function_ref<void(const Op&)> visit) {
+  for (const auto& op : block.ops) {
+    visit(*op);
+    for (const auto& region : op->regions)
+      WalkOps(static_cast<const Block&>(*region), visit);
+  }
+}
+
 UserCounts CountUsers(ir::Function& function) {
   UserCounts counts;
   WalkOps(*function.body, [&](Op& op) {

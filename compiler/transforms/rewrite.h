@@ -15,6 +15,8 @@ namespace delta::transforms {
 // Calls `visit` on every op of `block` and of the regions nested in it, each
 // op before the ops of its regions.
 void WalkOps(ir::Block& block, llvm::function_ref<void(ir::Op&)> visit);
+void WalkOps(const ir::Block& block,
+             llvm::function_ref<void(const ir::Op&)> visit);
 
 // For each value, how many ops use it (an op using a value twice counts
 // once), over a whole function including nested regions.

@@ -176,7 +176,8 @@ void FunctionEmitter::EmitBody() {
   std::vector<llvm::Value*> results = EmitRegionValues(body, args, owned);
   const ir::Op* terminator = body.terminator();
   for (size_t i = 0; i < results.size(); ++i)
-    results[i] = ToCanonical(terminator->operands[i]->type, results[i]);
+    results[i] = RelayoutOwned(terminator->operands[i]->type, results[i],
+                               /*to_physical=*/false);
   if (module_.hooks != nullptr) module_.hooks->BeforeReturn(*this, function_);
   llvm::Type* result_type = llvm_function_->getReturnType();
   if (results.empty()) {
@@ -639,17 +640,15 @@ void FunctionEmitter::EmitCall(const ir::Op& op) {
   for (const ir::Dim* dim : op.dims) args.push_back(DimSize(dim));
   // Signatures are canonical (Note [Physical layout]).
   std::vector<llvm::Value*> copies;
-  for (const ir::Value* operand : op.operands) {
-    llvm::Value* data = Get(operand);
-    args.push_back(Relayout(operand->type, data, /*to_physical=*/false));
-    if (args.back() != data) copies.push_back(args.back());
-  }
+  for (const ir::Value* operand : op.operands)
+    args.push_back(CanonicalTemporary(operand->type, Get(operand), copies));
   llvm::Value* call = builder_.CreateCall(callee, args);
   for (llvm::Value* copy : copies) Free(copy);
   for (unsigned i = 0; i < op.results.size(); ++i) {
     llvm::Value* result =
         op.results.size() == 1 ? call : builder_.CreateExtractValue(call, {i});
-    Set(op.results[i], ToPhysical(op.results[i]->type, result));
+    Set(op.results[i],
+        RelayoutOwned(op.results[i]->type, result, /*to_physical=*/true));
   }
 }
 
@@ -665,11 +664,8 @@ void FunctionEmitter::EmitPrint(const ir::Op& op) {
     if (next >= op.operands.size()) break;
     const ir::Value* value = op.operands[next++];
     const ir::Type& type = value->type;
-    llvm::Value* data = Get(value);
     // Printed in canonical order (Note [Physical layout]).
-    llvm::Value* canonical = Relayout(type, data, /*to_physical=*/false);
-    if (canonical != data) copies.push_back(canonical);
-    data = canonical;
+    llvm::Value* data = CanonicalTemporary(type, Get(value), copies);
     if (type.IsScalar()) {
       llvm::Type* memory_type = MemoryType(type.elem);
       llvm::AllocaInst* slot = EntryAlloca(memory_type, "print");
@@ -770,31 +766,33 @@ void FunctionEmitter::EmitNpy(const ir::Op& op) {
                         {file, line, column, path, kind,
                          builder_.getInt64(static_cast<int64_t>(rank)), sizes,
                          names, axes, data});
-    if (slot == nullptr) data = ToPhysical(type, data);
     if (slot != nullptr) {
       llvm::Value* loaded = builder_.CreateLoad(memory_type, slot);
       if (type.elem == ir::ElemKind::Bool)
         loaded = builder_.CreateICmpNE(loaded,
                                        llvm::ConstantInt::get(memory_type, 0));
       data = loaded;
+    } else {
+      // The file is read in canonical order (Note [Physical layout]).
+      data = RelayoutOwned(type, data, /*to_physical=*/true);
     }
     Set(op.results[0], data);
     return;
   }
-  llvm::Value* data = Get(value);
-  llvm::Value* canonical = Relayout(type, data, /*to_physical=*/false);
+  std::vector<llvm::Value*> copies;
+  llvm::Value* data = CanonicalTemporary(type, Get(value), copies);
   if (type.IsScalar()) {
     llvm::AllocaInst* slot = EntryAlloca(memory_type, "npy");
     if (type.elem == ir::ElemKind::Bool)
-      canonical = builder_.CreateZExt(canonical, memory_type);
-    builder_.CreateStore(canonical, slot);
-    canonical = slot;
+      data = builder_.CreateZExt(data, memory_type);
+    builder_.CreateStore(data, slot);
+    data = slot;
   }
   builder_.CreateCall(
       module_.write_npy,
-      {file, line, column, path, kind, canonical,
+      {file, line, column, path, kind, data,
        builder_.getInt64(static_cast<int64_t>(rank)), sizes, axes});
-  if (!type.IsScalar() && canonical != data) Free(canonical);
+  for (llvm::Value* copy : copies) Free(copy);
 }
 
 void FunctionEmitter::EmitOp(const ir::Op& op) {

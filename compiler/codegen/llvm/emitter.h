@@ -196,9 +196,13 @@ class FunctionEmitter {
   // itself when they agree), for function boundaries, printing and files.
   llvm::Value* Relayout(const ir::Type& type, llvm::Value* data,
                         bool to_physical);
-  // Relayout that frees the array it copies (one the caller owns).
-  llvm::Value* ToPhysical(const ir::Type& type, llvm::Value* canonical);
-  llvm::Value* ToCanonical(const ir::Type& type, llvm::Value* physical);
+  // Relayout of an array the caller owns: the original is freed if copied.
+  llvm::Value* RelayoutOwned(const ir::Type& type, llvm::Value* data,
+                             bool to_physical);
+  // The array in canonical order, to read for a call, printing or a file;
+  // a copy made for it is added to `temporaries`, for the caller to free.
+  llvm::Value* CanonicalTemporary(const ir::Type& type, llvm::Value* data,
+                                  std::vector<llvm::Value*>& temporaries);
 
   // --- array_ops.cpp: loop nests over dims ---
   // The array in memory order, or in canonical order if `canonical`.

@@ -13,19 +13,10 @@
 // arguments and results are converted at the boundary, which costs a copy
 // of the arrays whose order differs. See docs/internals/codegen.md.
 #include "compiler/codegen/llvm/emitter.h"
+#include "compiler/transforms/rewrite.h"
 
 namespace delta::codegen {
 namespace {
-
-// Calls `visit` for every op of `block`, in nested regions too.
-void ForEachOp(const ir::Block& block,
-               const std::function<void(const ir::Op&)>& visit) {
-  for (const auto& op : block.ops) {
-    visit(*op);
-    for (size_t r = 0; r < op->regions.size(); ++r)
-      ForEachOp(*op->region(r), visit);
-  }
-}
 
 // The product of the known sizes of `dims` (unknown sizes count as 1).
 double KnownElements(const ir::DimList& dims) {
@@ -80,7 +71,7 @@ PhysicalLayout ChoosePhysicalLayout(const ir::Module& module) {
   llvm::DenseMap<const ir::Dim*, double> inner_votes, outer_votes;
   double total = 0;
   for (const auto& function : module.functions)
-    ForEachOp(*function->body, [&](const ir::Op& op) {
+    transforms::WalkOps(*function->body, [&](const ir::Op& op) {
       std::optional<MatchedContraction> match = MatchContraction(op);
       if (!match) return;
       const ir::ContractionShape& shape = match->shape;
@@ -139,18 +130,20 @@ llvm::Value* FunctionEmitter::Relayout(const ir::Type& type, llvm::Value* data,
   return copy;
 }
 
-llvm::Value* FunctionEmitter::ToPhysical(const ir::Type& type,
-                                         llvm::Value* canonical) {
-  llvm::Value* copy = Relayout(type, canonical, /*to_physical=*/true);
-  if (copy != canonical) Free(canonical);
+llvm::Value* FunctionEmitter::RelayoutOwned(const ir::Type& type,
+                                            llvm::Value* data,
+                                            bool to_physical) {
+  llvm::Value* copy = Relayout(type, data, to_physical);
+  if (copy != data) Free(data);
   return copy;
 }
 
-llvm::Value* FunctionEmitter::ToCanonical(const ir::Type& type,
-                                          llvm::Value* physical) {
-  llvm::Value* copy = Relayout(type, physical, /*to_physical=*/false);
-  if (copy != physical) Free(physical);
-  return copy;
+llvm::Value* FunctionEmitter::CanonicalTemporary(
+    const ir::Type& type, llvm::Value* data,
+    std::vector<llvm::Value*>& temporaries) {
+  llvm::Value* canonical = Relayout(type, data, /*to_physical=*/false);
+  if (canonical != data) temporaries.push_back(canonical);
+  return canonical;
 }
 
 }  // namespace delta::codegen
