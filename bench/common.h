@@ -76,6 +76,17 @@ static void BenchCheck(const char* what, double got, double want,
   }
 }
 
+/* BenchCheck of every entry of an array, labelled "what[k]". */
+static void BenchCheckArray(const char* what, const double* got,
+                            const double* want, int64_t length,
+                            double tolerance) {
+  for (int64_t k = 0; k < length; ++k) {
+    char label[96];
+    snprintf(label, sizeof label, "%s[%ld]", what, (long)k);
+    BenchCheck(label, got[k], want[k], tolerance);
+  }
+}
+
 /* BENCH_THREADS (default 1) threads for the C references, which split their
    outer loop with BenchParallel. */
 static int BenchThreads(void) {

@@ -136,7 +136,8 @@ def main():
                         "ba,lstm,mlp,vmap_matvec,per_example")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--gmm", default="full",
-                        help="full (d x K grid) or quick (d10 K25, d64 K25)")
+                        help="full (d x K grid), quick (d10 K25, d64 K25) "
+                        "or instances as D:K,D:K (e.g. 32:200,64:5)")
     parser.add_argument("--adbench", default="full",
                         help="BA and LSTM sizes: full (ba1, ba3; LSTM l2 and "
                         "l4 c1024, and b1024) or quick (ba1, LSTM l2 c1024)")
@@ -176,6 +177,9 @@ def main():
         grid = [(d, k) for d in GMM_DS for k in GMM_KS]
         if args.gmm == "quick":
             grid = [(10, 25), (64, 25)]
+        elif args.gmm != "full":
+            grid = [tuple(int(v) for v in pair.split(":"))
+                    for pair in args.gmm.split(",")]
         for d, k in grid:
             programs.append(build(
                 args, "gmm_d%d_k%d" % (d, k),

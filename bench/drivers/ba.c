@@ -121,29 +121,20 @@ static void CheckAgainstFiniteDifferences(void) {
   }
 }
 
-static void CheckArray(const char* what, const double* got, const double* want,
-                       int64_t length) {
-  for (int64_t k = 0; k < length; ++k) {
-    char label[96];
-    snprintf(label, sizeof label, "ba %s[%ld]", what, (long)k);
-    BenchCheck(label, got[k], want[k], 1e-9);
-  }
-}
-
 int main(void) {
   MakeProblem();
   CheckAgainstFiniteDifferences();
   RunRefObjective(NULL);
   RunRefJacobian(NULL);
   Two e = DeltaObjective(kN, kM, kP, cam, x, w, feat, cam_of, pt_of);
-  CheckArray("reprojection error", e.a, reproj, 2 * kP);
-  CheckArray("weight error", e.b, w_err, kP);
+  BenchCheckArray("ba reprojection error", e.a, reproj, 2 * kP, 1e-9);
+  BenchCheckArray("ba weight error", e.b, w_err, kP, 1e-9);
   delta_free(e.a), delta_free(e.b);
   Four j = DeltaJacobian(kN, kM, kP, cam, x, w, feat, cam_of, pt_of);
-  CheckArray("d/dcamera", j.a, d_cam, 22 * kP);
-  CheckArray("d/dpoint", j.b, d_point, 6 * kP);
-  CheckArray("d/dw", j.c, d_w, 2 * kP);
-  CheckArray("d weight error/dw", j.d, d_w_err, kP);
+  BenchCheckArray("ba d/dcamera", j.a, d_cam, 22 * kP, 1e-9);
+  BenchCheckArray("ba d/dpoint", j.b, d_point, 6 * kP, 1e-9);
+  BenchCheckArray("ba d/dw", j.c, d_w, 2 * kP, 1e-9);
+  BenchCheckArray("ba d weight error/dw", j.d, d_w_err, kP, 1e-9);
   delta_free(j.a), delta_free(j.b), delta_free(j.c), delta_free(j.d);
   char params[64];
   snprintf(params, sizeof params, "n=%ld m=%ld p=%ld", (long)kN, (long)kM,

@@ -6,8 +6,11 @@
 double DeltaObjective(const double* alpha, const double* mu, const double* q,
                       const double* l, const double* x)
     __asm__("delta.gmm_objective");
-double DeltaGradient(const double* alpha, const double* mu, const double* q,
-                     const double* l, const double* x)
+typedef struct {
+  double *alpha, *mu, *q, *l;
+} Gradient;
+Gradient DeltaGradient(const double* alpha, const double* mu, const double* q,
+                       const double* l, const double* x)
     __asm__("delta.gmm_gradient");
 
 enum { kN = BENCH_GMM_N, kK = BENCH_GMM_K, kD = BENCH_GMM_D };
@@ -28,9 +31,12 @@ static void RunObjective(void* ctx) {
   (void)ctx;
   sink = DeltaObjective(alpha, mu, q, l, x);
 }
+static void FreeGradient(Gradient g) {
+  delta_free(g.alpha), delta_free(g.mu), delta_free(g.q), delta_free(g.l);
+}
 static void RunGradient(void* ctx) {
   (void)ctx;
-  sink = DeltaGradient(alpha, mu, q, l, x);
+  FreeGradient(DeltaGradient(alpha, mu, q, l, x));
 }
 
 int main(void) {
@@ -46,18 +52,18 @@ int main(void) {
   double want = RefGmmObjective(kN, kK, kD, alpha, mu, q, l, x);
   BenchCheck("gmm objective", DeltaObjective(alpha, mu, q, l, x), want, 1e-9);
   RefGmmGradient(kN, kK, kD, alpha, mu, q, l, x, g_alpha, g_mu, g_q, g_l);
-  /* The Delta gradient returns this checksum of its four leaves. */
-  double checksum = 0;
-  for (int c = 0; c < kK; ++c) {
-    checksum += g_alpha[c];
-    for (int r = 0; r < kD; ++r) {
-      checksum += 2 * g_mu[c * kD + r] + 3 * g_q[c * kD + r];
-      for (int t = 0; t < r; ++t)
-        checksum += 4 * g_l[((int64_t)c * kD + r) * kD + t];
+  /* Every entry of Delta's gradient against C's; l is read below the
+     diagonal only. */
+  Gradient g = DeltaGradient(alpha, mu, q, l, x);
+  BenchCheckArray("gmm d/dalpha", g.alpha, g_alpha, kK, 1e-8);
+  BenchCheckArray("gmm d/dmu", g.mu, g_mu, kK * kD, 1e-8);
+  BenchCheckArray("gmm d/dq", g.q, g_q, kK * kD, 1e-8);
+  for (int c = 0; c < kK; ++c)
+    for (int r = 1; r < kD; ++r) {
+      int64_t row = ((int64_t)c * kD + r) * kD;
+      BenchCheckArray("gmm d/dl", g.l + row, g_l + row, r, 1e-8);
     }
-  }
-  BenchCheck("gmm gradient", DeltaGradient(alpha, mu, q, l, x), checksum,
-             1e-8);
+  FreeGradient(g);
   char params[64];
   snprintf(params, sizeof params, "d=%d K=%d n=%d", kD, kK, kN);
   BenchReport("gmm_objective", params, "c", BenchMedian(RunRefObjective, 0), 1,

@@ -10,6 +10,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/transforms/batch/demap.h"
+#include "compiler/transforms/opt/distribute_sums.h"
 #include "compiler/transforms/opt/eliminate_common_subexpressions.h"
 #include "compiler/transforms/opt/eliminate_dead_code.h"
 #include "compiler/transforms/opt/fold_constants.h"
@@ -62,8 +63,11 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
       &Pass("fold-constants"),
       &Pass("eliminate-common-subexpressions"),
       &Pass("eliminate-dead-code"),
-      &Pass("fuse-elementwise"),
   };
+  // Before fusion, which would hide the products in reductions' bodies;
+  // it reassociates sums, which -O3 allows.
+  if (opt_level >= 3) passes.push_back(&Pass("distribute-sums"));
+  passes.push_back(&Pass("fuse-elementwise"));
   if (opt_level >= 2) {
     // Fusion moves ops into regions where they meet copies from other
     // chains and leaves their scalar constants unused outside.

@@ -105,6 +105,26 @@ std::vector<Program> Programs() {
                                                  Floats({k, j}, {2, 4}, 4)});
        }});
   programs.push_back(
+      {"sum of a contraction's adjoint over a broadcast dim",
+       [](Module& module) {
+         // -sum over n of rename(sum over d of dy * w): what
+         // distribute-sums rewrites as a sum of dy over n first.
+         Dim* n = module.AddDim("n", 4);
+         Dim* d = module.AddDim("d", 3);
+         Dim* e = module.AddDim("e", 3);
+         Function* f = module.AddFunction("f");
+         f->is_export = true;
+         Builder b(f);
+         Value* dy = AddParam(f, F32({n, d}), "dy");
+         Value* w = AddParam(f, F32({d, e}), "w");
+         Value* product = b.Binary(OpKind::Mul, b.Broadcast(dy, {e}), w);
+         Value* inner = b.Reduce(ReduceKind::Sum, product, {d});
+         Value* adjoint = b.Unary(OpKind::Neg, b.Rename(inner, e, d));
+         Return(b, {b.Reduce(ReduceKind::Sum, adjoint, {n})});
+         return std::pair(f, std::vector<Tensor>{Floats({n, d}, {4, 3}, 7),
+                                                 Floats({d, e}, {3, 3}, 8)});
+       }});
+  programs.push_back(
       {"loops, ifs and maps", [](Module& module) {
          Dim* d = module.AddDim("d", 5);
          Function* f = module.AddFunction("f");
