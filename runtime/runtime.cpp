@@ -19,7 +19,7 @@ constexpr int64_t kAlignment = 64;
 // kCacheBytes in all, and handed out again to a request they fit within a
 // quarter of their size.
 constexpr size_t kCachedMin = size_t{128} << 10;
-constexpr int kCacheSlots = 64;
+constexpr int kCacheSlots = 256;
 constexpr size_t kCacheBytes = size_t{512} << 20;
 
 struct BlockCache {

@@ -460,7 +460,10 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
   llvm::Value* i = builder_.CreateLoad(builder_.getInt64Ty(), counter);
   builder_.CreateCondBr(builder_.CreateICmpSLT(i, hi), body_block, exit);
   builder_.SetInsertPoint(body_block);
+  int loops_before = loops_emitted_;
   body(i);
+  bool innermost = loops_emitted_ == loops_before;
+  ++loops_emitted_;
   builder_.CreateStore(builder_.CreateAdd(i, builder_.getInt64(1)), counter);
   llvm::BranchInst* latch = builder_.CreateBr(header);
   std::vector<llvm::Metadata*> loop_properties = {nullptr};
@@ -473,6 +476,10 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
         context_,
         {llvm::MDString::get(context_, "llvm.loop.vectorize.predicate.enable"),
          llvm::ConstantAsMetadata::get(builder_.getTrue())}));
+  if (force_vectorize_ && innermost && parallel_accesses != nullptr)
+    loop_properties.push_back(llvm::MDNode::get(
+        context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
+                   llvm::ConstantAsMetadata::get(builder_.getTrue())}));
   if (loop_properties.size() > 1) {
     llvm::MDNode* loop = llvm::MDNode::getDistinct(context_, loop_properties);
     loop->replaceOperandWith(0, loop);

@@ -279,6 +279,7 @@ class FunctionEmitter {
   llvm::Value* Destination(const ir::Value* result) const;
   void EmitElementwise(const ir::Op& op);
   void EmitMap(const ir::Op& op);
+  ir::DimList UnrolledMapDims(const ir::Op& op);
   // Which stacked outputs of a loop its body writes in place (Note [Scan
   // outputs in place]).
   std::vector<bool> StackedInPlace(const ir::Op& loop);
@@ -333,6 +334,11 @@ class FunctionEmitter {
   // where a blocked group (Note [Cache blocking]) runs one block of it.
   llvm::DenseMap<const ir::Dim*, std::pair<llvm::Value*, llvm::Value*>>
       dim_ranges_;
+  // Loops EmitFor has made, to tell an innermost loop from the others.
+  int loops_emitted_ = 0;
+  // EmitFor asks LLVM to vectorize innermost parallel loops, whatever its
+  // cost model says (Note [One-hot dims]).
+  bool force_vectorize_ = false;
   // Inside a loop nest that EmitParallelNest outlines (no nested outlining).
   bool in_parallel_nest_ = false;
   // The access group of the EmitParallelNest being emitted: array loads

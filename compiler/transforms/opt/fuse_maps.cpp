@@ -19,6 +19,14 @@
 // change which failure is reported. Maps with regions inside stay alone, so
 // that one loop that does not vectorize cannot stop a whole group from
 // vectorizing.
+//
+// A member over one more dim than a group, a small constant one that is
+// last in canonical order (a reverse pass over [obs, comp] reading the
+// forward pass's [obs] values), takes in a copy of the group's body: code
+// generation unrolls such an innermost dim (kUnrolledDimMax), so the
+// copies compute the same scalars at each point and LLVM keeps one. The
+// group stays for its other readers, if any; without them DCE removes it,
+// and its values are never stored.
 #include "compiler/transforms/opt/fuse_maps.h"
 
 #include <llvm/ADT/DenseMap.h>
@@ -86,6 +94,23 @@ bool IsPointRead(const Op& read, const Value* array, const ir::Block& body) {
   return true;
 }
 
+// The most elements of the extra dim of a member that takes in a group's
+// body: code generation unrolls innermost dims up to this size.
+constexpr int64_t kCopiedDimMax = 4;
+
+// Whether `member`'s dims are `group`'s and one more that code generation
+// unrolls: constant, small, and last.
+bool AddsOneSmallDim(const Op& group, const Op& member) {
+  ir::DimList group_dims(LoopDims(group));
+  ir::DimList member_dims(LoopDims(member));
+  if (member_dims.size() != group_dims.size() + 1 ||
+      !member_dims.ContainsAll(group_dims))
+    return false;
+  const ir::Dim* extra = member_dims[member_dims.size() - 1];
+  return !group_dims.Contains(extra) && extra->constant &&
+         *extra->constant <= kCopiedDimMax;
+}
+
 class MapFuser {
  public:
   explicit MapFuser(ir::Function& function)
@@ -109,6 +134,15 @@ class MapFuser {
       Op** group = nullptr;
       for (Op*& candidate : open)
         if (ir::DimList(LoopDims(*candidate)) == dims) group = &candidate;
+      // A group that the member reads over one dim fewer: its body is
+      // copied in (see the Note), and the map that replaces the member at
+      // position i is visited next as a member like any other.
+      if (Op* producer = ProducerToCopy(op)) {
+        CopyInto(*producer, op);
+        changed_ = true;
+        --i;
+        continue;
+      }
       if (group == nullptr) {
         open.push_back(&op);
         continue;
@@ -124,6 +158,13 @@ class MapFuser {
       --i;
       changed_ = true;
     }
+    // Merging can give a map reads of a producer after it was visited.
+    for (size_t i = 0; i < block.ops.size(); ++i)
+      if (Op* producer = ProducerToCopy(*block.ops[i])) {
+        CopyInto(*producer, *block.ops[i]);
+        changed_ = true;
+        --i;
+      }
   }
 
  private:
@@ -172,6 +213,64 @@ class MapFuser {
       if (reads_group) return std::nullopt;
     }
     return member_at;
+  }
+
+  // A scalar map over one dim fewer than the map `member`, in its block,
+  // whose results the member reads, only at its own points; or null.
+  static Op* ProducerToCopy(const Op& member) {
+    if (member.kind != OpKind::Map) return nullptr;
+    const ir::Block& body = *member.region(0);
+    for (const auto& inner : body.ops)
+      for (const Value* operand : inner->operands) {
+        Op* producer = operand->def;
+        if (producer == nullptr || producer->parent != member.parent ||
+            !IsScalarMap(*producer) || !AddsOneSmallDim(*producer, member))
+          continue;
+        bool point_reads = true;
+        for (const auto& read : body.ops)
+          for (const Value* value : read->operands)
+            if (value->def == producer)
+              point_reads &= IsPointRead(*read, value, body);
+        if (point_reads) return producer;
+      }
+    return nullptr;
+  }
+
+  // Replaces `member` by a map over its dims that computes `group`'s body
+  // and then its own, reading the group's values as scalars.
+  void CopyInto(const Op& group, Op& member) {
+    std::vector<ir::Type> types;
+    for (const Value* result : member.results) types.push_back(result->type);
+    Op* copy = nullptr;
+    builder_.SetLoc(member.loc);
+    transforms::InsertAt(
+        builder_, *member.parent, transforms::IndexOf(member), [&] {
+          copy = builder_.Create(OpKind::Map, {}, types);
+          copy->dims = member.dims;
+          ir::Block* body =
+              builder_.AddRegion(copy, ir::IndexTypes(member.dims));
+          ir::InsertionGuard guard(builder_);
+          builder_.SetInsertionBlock(body);
+          llvm::DenseMap<const ir::Dim*, Value*> index_of;
+          for (size_t k = 0; k < member.dims.size(); ++k)
+            index_of[member.dims[k]] = body->args[k];
+          std::vector<Value*> group_values;
+          EmitMember(group, index_of, llvm::DenseMap<Value*, Value*>(),
+                     group_values);
+          llvm::DenseMap<Value*, Value*> scalars;
+          for (size_t k = 0; k < group.results.size(); ++k)
+            scalars[group.results[k]] = group_values[k];
+          std::vector<Value*> yields;
+          EmitMember(member, index_of, scalars, yields);
+          builder_.Yield(yields);
+        });
+    llvm::DenseMap<Value*, Value*> replacements;
+    for (size_t k = 0; k < member.results.size(); ++k) {
+      copy->results[k]->name = member.results[k]->name;
+      replacements[member.results[k]] = copy->results[k];
+    }
+    transforms::ReplaceUses(function_, replacements);
+    transforms::EraseOp(member);
   }
 
   // Emits `member`'s body at one point of the merged map (indices by dim),

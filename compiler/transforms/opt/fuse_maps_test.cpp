@@ -92,3 +92,49 @@ TEST_CASE("a print between two maps keeps them apart") {
   CHECK_FALSE(opt::FuseMaps(module));
   CheckValid(module);
 }
+
+namespace {
+
+// sin(x) over [n], read by exp(s[i]) + j over [n, extra]; returns the
+// printed module after fuse-maps and DCE.
+std::string FuseSinIntoWider(int64_t extra_size, bool& changed) {
+  Module module;
+  Dim* n = module.AddDim("n", 100);
+  Dim* extra = module.AddDim("c", extra_size);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, F64({n}), "x");
+  Value* s = UnaryMap(b, OpKind::Sin, x, n);
+  Op* map = b.Create(OpKind::Map, {}, {F64({n, extra})});
+  map->dims = {n, extra};
+  {
+    Block* body = b.AddRegion(map, IndexTypes(map->dims));
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(body);
+    Value* e = b.Unary(OpKind::Exp, b.Gather(s, {body->args[0]}));
+    Value* j = b.Convert(body->args[1], ElemKind::F64);
+    b.Yield({b.Binary(OpKind::Add, e, j)});
+  }
+  Return(b, {map->result()});
+  changed = opt::FuseMaps(module);
+  opt::EliminateDeadCode(module);
+  CheckValid(module);
+  return Print(module);
+}
+
+}  // namespace
+
+TEST_CASE("a map over one more small dim takes in the body it reads") {
+  bool changed = false;
+  // c has 2 elements (code generation unrolls it): sin's body is copied in
+  // and the map over [n] dies.
+  std::string text = FuseSinIntoWider(2, changed);
+  CHECK(changed);
+  CHECK(Count(text, "map [n]") == 0);
+  CHECK(Count(text, "map [n, c]") == 1);
+  CHECK(Count(text, "sin") == 1);
+  // Over 8 elements the body would run 8 times: the maps stay apart.
+  text = FuseSinIntoWider(8, changed);
+  CHECK_FALSE(changed);
+  CHECK(Count(text, "map [n]") == 1);
+}

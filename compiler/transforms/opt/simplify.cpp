@@ -249,7 +249,8 @@ bool Simplify(ir::Module& module) {
     changed |= InlineConstantIfs(*function, *function->body);
     changed |= ReplaceSimplerOps(*function);
     changed |= ReadScatteredPoints(*function);
-    changed |= ComposeGathers(*function);
+    // A composed read may read a gather again (a slice of a slice).
+    while (ComposeGathers(*function)) changed = true;
     changed |= ReadThroughBroadcasts(*function);
   }
   return changed;
