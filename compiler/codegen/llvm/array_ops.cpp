@@ -154,10 +154,14 @@ llvm::Value* FunctionEmitter::LoadElement(const ArrayView& view,
 
 void FunctionEmitter::StoreElement(const ArrayView& view, const Coords& coords,
                                    llvm::Value* value) {
-  if (view.type.elem == ir::ElemKind::Bool)
+  StoreAt(ElementPointer(view, coords), view.type.elem, value);
+}
+
+void FunctionEmitter::StoreAt(llvm::Value* pointer, ir::ElemKind elem,
+                              llvm::Value* value) {
+  if (elem == ir::ElemKind::Bool)
     value = builder_.CreateZExt(value, builder_.getInt8Ty());
-  llvm::StoreInst* store =
-      builder_.CreateStore(value, ElementPointer(view, coords));
+  llvm::StoreInst* store = builder_.CreateStore(value, pointer);
   if (access_group_ != nullptr)
     store->setMetadata(llvm::LLVMContext::MD_access_group, access_group_);
 }
@@ -333,7 +337,12 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
   force_vectorize_ = !unrolled.empty() && !MayFailInside(body);
   Coords coords;
   EmitParallelNest(loops, coords, work, [&] {
-    std::vector<std::pair<llvm::Value*, llvm::Value*>> stores;
+    struct Store {
+      llvm::Value* pointer;
+      ir::ElemKind elem;
+      llvm::Value* value;
+    };
+    std::vector<Store> stores;
     auto emit_point = [&] {
       std::vector<llvm::Value*> args;
       for (const ir::Dim* dim : op.dims) args.push_back(coords[dim]);
@@ -343,10 +352,8 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
             for (size_t i = 0; i < values.size(); ++i) {
               const ir::Type& type = yield->operands[i]->type;
               if (type.IsScalar()) {
-                llvm::Value* value = values[i];
-                if (type.elem == ir::ElemKind::Bool)
-                  value = builder_.CreateZExt(value, builder_.getInt8Ty());
-                stores.emplace_back(ElementPointer(results[i], coords), value);
+                stores.push_back({ElementPointer(results[i], coords),
+                                  results[i].type.elem, values[i]});
                 continue;
               }
               // A yielded array fills the slice of the result at this
@@ -372,11 +379,8 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
       coords.erase(unrolled[k]);
     };
     unroll(0);
-    for (auto [pointer, value] : stores) {
-      llvm::StoreInst* store = builder_.CreateStore(value, pointer);
-      if (access_group_ != nullptr)
-        store->setMetadata(llvm::LLVMContext::MD_access_group, access_group_);
-    }
+    for (const Store& store : stores)
+      StoreAt(store.pointer, store.elem, store.value);
   });
   force_vectorize_ = outer_force;
   for (size_t i = 0; i < results.size(); ++i)

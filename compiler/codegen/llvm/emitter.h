@@ -212,6 +212,9 @@ class FunctionEmitter {
   llvm::Value* LoadElement(const ArrayView& view, const Coords& coords);
   void StoreElement(const ArrayView& view, const Coords& coords,
                     llvm::Value* value);
+  // A store of an element of kind `elem` (bools as bytes) at `pointer`,
+  // in the nest's access group.
+  void StoreAt(llvm::Value* pointer, ir::ElemKind elem, llvm::Value* value);
   Operand Prepare(const ir::Value* value);
   llvm::Value* Read(const Operand& operand, const Coords& coords);
   // The coordinates [lo, hi) of `dim` that the ops being emitted cover:
