@@ -72,24 +72,35 @@ def run(command, env=None, capture=True):
     return result.stdout if capture else ""
 
 
+def apt_install(package):
+    """Installs a Debian package the references need when we are root."""
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return
+    log("%s is missing: apt-get install -y %s" % (package, package))
+    subprocess.run(["apt-get", "install", "-y", package], check=False)
+
+
 def ensure_openblas():
-    """libopenblas-dev gives cblas.h and libopenblas.so; installed with
-    apt-get when missing and we are root (the only package we install)."""
-    if os.path.exists("/usr/include/x86_64-linux-gnu/cblas.h") or \
-            os.path.exists("/usr/include/cblas.h"):
+    """libopenblas-dev gives cblas.h and libopenblas.so."""
+    def present():
+        return os.path.exists("/usr/include/x86_64-linux-gnu/cblas.h") or \
+            os.path.exists("/usr/include/cblas.h")
+    if not present():
+        apt_install("libopenblas-dev")
+    if present():
         return True
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        log("libopenblas-dev is missing: apt-get install -y libopenblas-dev")
-        subprocess.run(["apt-get", "install", "-y", "libopenblas-dev"],
-                       check=False)
-        return os.path.exists("/usr/include/x86_64-linux-gnu/cblas.h")
     log("libopenblas-dev is missing: the matmul reference is skipped")
     return False
 
 
 def have_torch(python):
-    return subprocess.run([python, "-c", "import torch"],
-                          capture_output=True).returncode == 0
+    """Debian's python3-torch, for the interpreter that runs torch_mlp.py."""
+    def present():
+        return subprocess.run([python, "-c", "import torch"],
+                              capture_output=True).returncode == 0
+    if not present() and python == "/usr/bin/python3":
+        apt_install("python3-torch")
+    return present()
 
 
 def build(args, name, dl_text, driver, refs, defines=(), libs=()):
