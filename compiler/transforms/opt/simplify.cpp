@@ -155,21 +155,58 @@ bool ReadScatteredPoints(ir::Function& function) {
 
 // gather(gather(x, i..), j..) with scalar indices i is gather(x, i.., j..):
 // a slice read at a point is a point read, and the slice need not exist.
+// An array index i[e..] of the slice (x[cams: cam_of] with cam_of over
+// obs) is read at j's indices of its dims e, when j has them all: the
+// slice (a copy of x's columns for every observation) then need not be
+// materialized either.
 bool ComposeGathers(ir::Function& function) {
   std::vector<Op*> reads;
   transforms::WalkOps(*function.body, [&](Op& op) {
     if (op.kind != OpKind::Gather || !IsOpOf(op.operands[0], OpKind::Gather))
       return;
+    ir::DimList read_dims;
+    for (size_t k = 1; k < op.operands.size(); ++k) {
+      if (!op.operands[k]->type.IsScalar()) return;
+      read_dims.Insert(op.operands[k]->type.index_dim);
+    }
     const Op& slice = *op.operands[0]->def;
     for (size_t k = 1; k < slice.operands.size(); ++k)
-      if (!slice.operands[k]->type.IsScalar()) return;
+      if (!read_dims.ContainsAll(slice.operands[k]->type.dims)) return;
     reads.push_back(&op);
   });
+  ir::Builder builder(&function);
   for (Op* read : reads) {
     const Op& slice = *read->operands[0]->def;
-    std::vector<Value*> operands = slice.operands;
-    operands.insert(operands.end(), read->operands.begin() + 1,
-                    read->operands.end());
+    llvm::DenseMap<const ir::Dim*, Value*> at;
+    for (size_t k = 1; k < read->operands.size(); ++k)
+      at[read->operands[k]->type.index_dim] = read->operands[k];
+    std::vector<Value*> operands = {slice.operands[0]};
+    ir::DimList sliced;  // the dims of x that the slice indexes
+    builder.SetLoc(read->loc);
+    auto compose = [&] {
+      for (size_t k = 1; k < slice.operands.size(); ++k) {
+        Value* index = slice.operands[k];
+        sliced.Insert(index->type.index_dim);
+        if (index->type.IsScalar()) {
+          operands.push_back(index);
+          continue;
+        }
+        std::vector<Value*> indices;
+        for (const ir::Dim* dim : index->type.dims) indices.push_back(at[dim]);
+        operands.push_back(builder.Gather(index, indices));
+      }
+    };
+    transforms::InsertAt(builder, *read->parent, transforms::IndexOf(*read),
+                         compose);
+    // The read's indices of x's own dims (an array index's dims may be
+    // some of them too: x[c: labels] with x over [c, batch] and labels
+    // over batch reads x at (labels[b], b)).
+    const ir::DimList& x_dims = slice.operands[0]->type.dims;
+    for (size_t k = 1; k < read->operands.size(); ++k) {
+      const ir::Dim* dim = read->operands[k]->type.index_dim;
+      if (x_dims.Contains(dim) && !sliced.Contains(dim))
+        operands.push_back(read->operands[k]);
+    }
     read->operands = operands;
   }
   return !reads.empty();

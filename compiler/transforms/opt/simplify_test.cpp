@@ -99,3 +99,25 @@ TEST_CASE(
   CHECK(Count(text, "gather") == 1);
   CHECK(Contains(text, "return %0, "));
 }
+
+TEST_CASE("a point read of a slice taken at an index array reads the source") {
+  Module module;
+  Dim* c = module.AddDim("c", 3);
+  Dim* n = module.AddDim("n", 4);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  // x[c: labels] with x over [c, n] and labels over n: the slice is x at
+  // (labels[j], j) for each j of n.
+  Value* x = AddParam(f, F32({c, n}), "x");
+  Value* labels = AddParam(f, I64({n}), "labels");
+  Value* slice = b.Gather(x, {b.ToIndex(c, labels)});
+  Value* j = b.ToIndex(n, b.IntConst(ElemKind::I64, 2));
+  Return(b, {b.Gather(slice, {j})});
+
+  CHECK(opt::Simplify(module));
+  CheckValid(module);
+  std::string text = Print(module);
+  // labels' element at j, then x at (that, j); the slice is left dead.
+  CHECK(Contains(text, "  %6 = gather %2, %5 : index<c>\n"));
+  CHECK(Contains(text, "  %7 = gather %0, %6, %5 : f32\n  return %7\n"));
+}
