@@ -203,9 +203,6 @@ llvm::Value* FunctionEmitter::Read(const Operand& operand,
   return operand.is_array ? LoadElement(operand.array, coords) : operand.scalar;
 }
 
-// See EmitLoopNest.
-constexpr int64_t kUnrolledDimMax = 4;
-
 std::pair<llvm::Value*, llvm::Value*> FunctionEmitter::DimRange(
     const ir::Dim* dim) {
   auto range = dim_ranges_.find(dim);
@@ -324,6 +321,12 @@ ir::DimList FunctionEmitter::UnrolledMapDims(const ir::Op& op) {
   if (order.size() > 1 && last->constant && !dim_ranges_.contains(last) &&
       *last->constant <= kUnrolledDimMax)
     unrolled.Insert(last);
+  // Note [Small dims outermost] in layout.cpp.
+  const ir::Dim* first = order.front();
+  if (order.size() > 1 && first == module_.layout.outermost &&
+      first->constant && !dim_ranges_.contains(first) &&
+      *first->constant <= kUnrolledDimMax)
+    unrolled.Insert(first);
   if (unrolled.size() == op.dims.size()) return {};
   return unrolled;
 }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "compiler/codegen/llvm/codegen.h"
+#include "compiler/codegen/llvm/emitter.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object.h"
 #include "compiler/ir/builder.h"
@@ -837,4 +838,32 @@ TEST_CASE("a scan's stacked map result is written into its slice") {
   RunResult result = Jit(module);
   CHECK(result.out ==
         "[d=4, e=3] [[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 5]]\n");
+}
+
+TEST_CASE("a small dim that maps have last is laid out outermost") {
+  // Note [Small dims outermost]: a map over [n, c] with c = 2 last would
+  // store with a stride of 2; c is moved outermost. A map whose last dim
+  // is large votes for nothing.
+  for (int64_t last_size : {2, 64}) {
+    Module module;
+    Dim* n = module.AddDim("n", 64);
+    Dim* c = module.AddDim("c", last_size);
+    Function* f = module.AddFunction("f");
+    Builder b(f);
+    Op* map = b.Create(OpKind::Map, {}, {Array(ElemKind::F64, {n, c})});
+    map->dims = {n, c};
+    Block* body = b.AddRegion(
+        map, {Type{ElemKind::Index, n, {}}, Type{ElemKind::Index, c, {}}});
+    {
+      InsertionGuard guard(b);
+      b.SetInsertionBlock(body);
+      b.Yield({b.Binary(OpKind::Add, b.Convert(body->args[0], ElemKind::F64),
+                        b.Convert(body->args[1], ElemKind::F64))});
+    }
+    b.Return({map->result()});
+    f->result_types = {map->result()->type};
+    codegen::PhysicalLayout layout = codegen::ChoosePhysicalLayout(module);
+    CHECK(layout.innermost == nullptr);
+    CHECK(layout.outermost == (last_size == 2 ? c : nullptr));
+  }
 }

@@ -49,6 +49,10 @@ class HostHooks {
 // Note [Physical layout]: the dims laid out (and looped over) outermost,
 // after the tapes' steps, and innermost in every array of the module that
 // has them, wherever they are in canonical order; null: canonical.
+// The most elements of a dim that loops unroll instead of looping over
+// (EmitLoopNest, UnrolledMapDims).
+constexpr int64_t kUnrolledDimMax = 4;
+
 struct PhysicalLayout {
   const ir::Dim* outermost = nullptr;
   const ir::Dim* innermost = nullptr;

@@ -55,6 +55,36 @@ bool FirstOrdinary(const ir::DimList& dims, const ir::Dim* dim) {
   return false;
 }
 
+// Note [Small dims outermost]: a map over [obs, comp] with comp = 2
+// innermost (BA's reverse pass, lifted over the residual's components)
+// stores and loads every array with a stride of 2, which the vectorizer
+// turns into shuffles or single-element stores, and the maps that read
+// them one comp at a time read every cache line twice. With comp
+// outermost each comp is a contiguous row; code generation unrolls the
+// small dim inside the loop over the rest (UnrolledMapDims), so the
+// values its copies share are still computed once. The maps vote with
+// their points times their body's length; a dim wins with at least half
+// of the votes.
+const ir::Dim* SmallDimOutermost(const ir::Module& module,
+                                 const ir::Dim* innermost) {
+  llvm::DenseMap<const ir::Dim*, double> votes;
+  double total = 0;
+  for (const auto& function : module.functions)
+    transforms::WalkOps(*function->body, [&](const ir::Op& op) {
+      if (op.kind != ir::OpKind::Map || op.dims.size() < 2) return;
+      ir::DimList dims(op.dims);
+      const ir::Dim* last = dims[dims.size() - 1];
+      if (last == innermost || last->order < 0 || !last->constant ||
+          *last->constant > kUnrolledDimMax)
+        return;
+      double work =
+          KnownElements(dims) * static_cast<double>(op.region(0)->ops.size());
+      votes[last] += work;
+      total += work;
+    });
+  return Winner(votes, total);
+}
+
 }  // namespace
 
 PhysicalLayout ChoosePhysicalLayout(const ir::Module& module) {
@@ -94,6 +124,8 @@ PhysicalLayout ChoosePhysicalLayout(const ir::Module& module) {
   layout.innermost = Winner(inner_votes, total);
   layout.outermost = Winner(outer_votes, total);
   if (layout.outermost == layout.innermost) layout.outermost = nullptr;
+  if (layout.outermost == nullptr)
+    layout.outermost = SmallDimOutermost(module, layout.innermost);
   return layout;
 }
 
