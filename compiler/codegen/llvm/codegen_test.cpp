@@ -843,11 +843,16 @@ TEST_CASE("a scan's stacked map result is written into its slice") {
 TEST_CASE("a small dim that maps have last is laid out outermost") {
   // Note [Small dims outermost]: a map over [n, c] with c = 2 last would
   // store with a stride of 2; c is moved outermost. A map whose last dim
-  // is large votes for nothing.
-  for (int64_t last_size : {2, 64}) {
+  // is large, or whose n is too short to vectorize, votes for nothing.
+  struct Case {
+    int64_t n, c;
+    bool moved;
+  };
+  for (Case test :
+       {Case{64, 2, true}, Case{64, 64, false}, Case{8, 2, false}}) {
     Module module;
-    Dim* n = module.AddDim("n", 64);
-    Dim* c = module.AddDim("c", last_size);
+    Dim* n = module.AddDim("n", test.n);
+    Dim* c = module.AddDim("c", test.c);
     Function* f = module.AddFunction("f");
     Builder b(f);
     Op* map = b.Create(OpKind::Map, {}, {Array(ElemKind::F64, {n, c})});
@@ -864,6 +869,6 @@ TEST_CASE("a small dim that maps have last is laid out outermost") {
     f->result_types = {map->result()->type};
     codegen::PhysicalLayout layout = codegen::ChoosePhysicalLayout(module);
     CHECK(layout.innermost == nullptr);
-    CHECK(layout.outermost == (last_size == 2 ? c : nullptr));
+    CHECK(layout.outermost == (test.moved ? c : nullptr));
   }
 }
