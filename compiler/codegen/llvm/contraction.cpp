@@ -32,6 +32,13 @@ const ir::Value* PlainGather(const ir::Op& gather, const ir::Block& body,
 // EmitContraction; at d10 the 16-column tiles would run 10 wide, slower).
 constexpr int64_t kMinSwappedColumns = 32;
 
+// Note [Parallel batches]: from this many products per thread in a batch
+// (GMM's components), the pool runs whole products, each serial. A
+// product on the pool meets the other threads once to pack each strip of
+// B and once to multiply it: GMM d64 K25's gradient is 25 components x 2
+// products x up to 4 depth blocks, some 200 parallel loops of 20-50 us.
+constexpr int64_t kBatchesPerThread = 2;
+
 bool MayFillColumns(const ir::Dim* dim) {
   return dim->constant && *dim->constant >= kMinSwappedColumns;
 }
@@ -114,25 +121,56 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
     auto [lo, hi] = DimRange(dim);
     return builder_.CreateSub(hi, lo);
   };
-  int32_t flags = (module_.fast_math ? DELTA_GEMM_FMA : 0) |
-                  (in_parallel_nest_ ? DELTA_GEMM_SERIAL : 0);
   Coords coords;
-  EmitLoopNest(batch, coords, [&] {
+  auto product = [&] {
     // The batch coordinates place each product; the other dims are at the
-    // start of their range.
+    // start of their range. Inside a parallel nest the product is serial.
     auto base = [&](const ArrayView& view) {
       Coords at = coords;
       for (const ir::Dim* dim : view.type.dims)
         if (!at.count(dim)) at[dim] = DimRange(dim).first;
       return ElementPointer(view, at);
     };
+    int32_t flags = (module_.fast_math ? DELTA_GEMM_FMA : 0) |
+                    (in_parallel_nest_ ? DELTA_GEMM_SERIAL : 0);
     builder_.CreateCall(
         gemm, {extent(m_dim), extent(n_dim), extent(k_dim), base(a_view),
                stride(a_view, m_dim), stride(a_view, k_dim), base(b_view),
                stride(b_view, k_dim), stride(b_view, n_dim), base(c_view),
                stride(c_view, m_dim), stride(c_view, n_dim),
                builder_.getInt32(flags)});
-  });
+  };
+  if (batch.empty() || in_parallel_nest_ || !module_.parallel ||
+      module_.hooks != nullptr) {
+    EmitLoopNest(batch, coords, product);
+    Set(op.results[0], result);
+    return true;
+  }
+  // Note [Parallel batches]: with many products, the threads take whole
+  // products (each serial); with a few, each product runs on the pool.
+  llvm::Value* count = ElementCount(ir::DimList(batch));
+  llvm::FunctionCallee num_threads = module_.module->getOrInsertFunction(
+      "delta_num_threads", builder_.getInt32Ty());
+  llvm::Value* enough = builder_.CreateICmpSGE(
+      count, builder_.CreateMul(
+                 builder_.CreateSExt(builder_.CreateCall(num_threads), i64),
+                 builder_.getInt64(kBatchesPerThread)));
+  llvm::Value* work =
+      builder_.CreateMul(builder_.CreateMul(count, extent(k_dim)),
+                         builder_.CreateMul(extent(m_dim), extent(n_dim)));
+  auto* by_batch =
+      llvm::BasicBlock::Create(context_, "batch.par", llvm_function_);
+  auto* by_product =
+      llvm::BasicBlock::Create(context_, "batch.seq", llvm_function_);
+  auto* done = llvm::BasicBlock::Create(context_, "batch.done", llvm_function_);
+  builder_.CreateCondBr(enough, by_batch, by_product);
+  builder_.SetInsertPoint(by_batch);
+  EmitParallelNest(batch, coords, work, product);
+  builder_.CreateBr(done);
+  builder_.SetInsertPoint(by_product);
+  EmitLoopNest(batch, coords, product);
+  builder_.CreateBr(done);
+  builder_.SetInsertPoint(done);
   Set(op.results[0], result);
   return true;
 }
