@@ -17,6 +17,7 @@
 #include "compiler/transforms/opt/fuse_elementwise.h"
 #include "compiler/transforms/opt/fuse_maps.h"
 #include "compiler/transforms/opt/inline_calls.h"
+#include "compiler/transforms/opt/reuse_map_results.h"
 #include "compiler/transforms/opt/simplify.h"
 
 namespace delta::transforms {
@@ -83,6 +84,8 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
     passes.push_back(&Pass("fuse-maps"));
     passes.push_back(&Pass("simplify"));
     passes.push_back(&Pass("eliminate-common-subexpressions"));
+    // Fusion's copies recompute values that their producer stores anyway.
+    passes.push_back(&Pass("reuse-map-results"));
   }
   passes.push_back(&Pass("eliminate-dead-code"));
   return passes;

@@ -1,0 +1,240 @@
+// Note [Reusing map results]
+// Fusion copies a producer's body into each consumer that reads it at its
+// points, so that the producer's values stay in registers. When the
+// producer also has a reader that fusion cannot take in (a reduction over
+// one of its dims), it is stored anyway, and the copies compute it again.
+// GMM's gradient stores exp(logit - max) over [n, comp] for the
+// log-sum-exp, and its map over [n, comp, d] for the means' adjoint
+// computed the same exp again: at d = 2, K = 10 each exp is a libm call,
+// and the gradient took 3x the objective's time. This pass gives every
+// expression in a map's body a structural key (op kinds, result types,
+// values from outside the body, and the body's indices by their dims),
+// and replaces an expression whose key is that of a value an earlier map
+// of the block yields by a read of the stored result at the body's point.
+// Only expressions that call a math function are replaced (a load costs
+// more than an add), and only results that something else already reads
+// (otherwise the result would be stored just for this).
+#include "compiler/transforms/opt/reuse_map_results.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/builder.h"
+#include "compiler/transforms/rewrite.h"
+
+namespace delta::opt {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+bool IsMathCall(OpKind kind) {
+  switch (kind) {
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Tan:
+    case OpKind::Tanh:
+    case OpKind::Sigmoid:
+    case OpKind::Pow:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Pointer(const void* pointer) {
+  return std::to_string(reinterpret_cast<uintptr_t>(pointer));
+}
+
+// Whether an op's value is its kind, result type and operands alone.
+bool IsKeyed(const Op& op) {
+  return op.regions.empty() && op.results.size() == 1 &&
+         op.results[0]->type.IsScalar() &&
+         (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
+          op.kind == OpKind::Select || op.kind == OpKind::Gather) &&
+         !transforms::HasEffects(op);
+}
+
+// Structural keys of the values of one map body.
+class BodyKeys {
+ public:
+  // `stored_keys`: the keys of earlier maps' results (a point read of one
+  // has the key of what it read, so that a copy of a map's body and a
+  // read of its result compare equal).
+  BodyKeys(const Op& map,
+           const llvm::DenseMap<const Value*, std::string>& stored_keys)
+      : map_(map), stored_keys_(stored_keys) {
+    const ir::Block& body = *map.region(0);
+    for (size_t k = 0; k < body.args.size(); ++k)
+      keys_[body.args[k]] = "i:" + Pointer(map.dims[k]);
+  }
+
+  // The key of `value`, or "" if it has none (an op that is not keyed).
+  // `math` is set if the expression calls a math function.
+  const std::string& Of(const Value* value, bool* math = nullptr) {
+    auto it = keys_.find(value);
+    if (it != keys_.end()) {
+      if (math != nullptr) *math |= math_.contains(value);
+      return it->second;
+    }
+    const ir::Block& body = *map_.region(0);
+    std::string key;
+    bool calls = false;
+    if (value->def == nullptr || value->def->parent != &body) {
+      // From outside the body: itself.
+      key = "v:" + Pointer(value);
+    } else if (const std::string* read = PointReadKey(*value->def)) {
+      key = *read;
+      calls = key.find("!") != std::string::npos;
+    } else if (IsKeyed(*value->def)) {
+      const Op& op = *value->def;
+      key = ir::OpMnemonic(op.kind).str() + ":" +
+            ir::TypeString(op.results[0]->type) + "(";
+      for (const Value* operand : op.operands) {
+        const std::string& inner = Of(operand, &calls);
+        if (inner.empty()) {
+          key.clear();
+          break;
+        }
+        key += inner + ",";
+      }
+      if (!key.empty()) key += ")";
+      if (IsMathCall(op.kind)) {
+        calls = true;
+        key += "!";  // marks keys that contain a math call
+      }
+    }
+    if (calls) math_.insert(value);
+    if (math != nullptr) *math |= calls;
+    return keys_[value] = key;
+  }
+
+ private:
+  // The key of an earlier map's result if `op` reads it at this body's
+  // point (its indices are the body's, dim for dim), else null.
+  const std::string* PointReadKey(const Op& op) const {
+    if (op.kind != OpKind::Gather) return nullptr;
+    auto it = stored_keys_.find(op.operands[0]);
+    if (it == stored_keys_.end()) return nullptr;
+    const ir::DimList& dims = op.operands[0]->type.dims;
+    const ir::Block& body = *map_.region(0);
+    if (op.operands.size() != dims.size() + 1) return nullptr;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      const Value* index = op.operands[k + 1];
+      auto arg = std::find(body.args.begin(), body.args.end(), index);
+      if (arg == body.args.end() ||
+          map_.dims[arg - body.args.begin()] != dims[k])
+        return nullptr;
+    }
+    return &it->second;
+  }
+
+  const Op& map_;
+  const llvm::DenseMap<const Value*, std::string>& stored_keys_;
+  llvm::DenseMap<const Value*, std::string> keys_;
+  llvm::DenseSet<const Value*> math_;
+};
+
+// A map whose body is scalar ops without regions and yields scalars.
+bool IsScalarMap(const Op& op) {
+  if (op.kind != OpKind::Map) return false;
+  for (const auto& inner : op.region(0)->ops) {
+    if (!inner->regions.empty()) return false;
+    const std::vector<Value*>& values =
+        inner->kind == OpKind::Yield ? inner->operands : inner->results;
+    for (const Value* value : values)
+      if (!value->type.IsScalar()) return false;
+  }
+  return true;
+}
+
+class Reuser {
+ public:
+  explicit Reuser(ir::Function& function)
+      : function_(function), builder_(&function) {
+    transforms::WalkOps(*function.body, [&](const Op& op) {
+      for (const Value* operand : op.operands) used_.insert(operand);
+    });
+  }
+
+  bool changed() const { return changed_; }
+
+  void Block(ir::Block& block) {
+    // What the maps seen so far store: key -> (result, the map's dims).
+    struct Stored {
+      Value* result;
+      ir::DimList dims;
+    };
+    std::map<std::string, Stored> stored;
+    llvm::DenseMap<const Value*, std::string> stored_keys;
+    for (auto& owned : block.ops) {
+      Op& op = *owned;
+      for (auto& region : op.regions) Block(*region);
+      if (!IsScalarMap(op)) continue;
+      ir::DimList dims(op.dims);
+      BodyKeys keys(op, stored_keys);
+      ir::Block& body = *op.region(0);
+      llvm::DenseMap<Value*, Value*> replacements;
+      for (size_t i = 0; i < body.ops.size(); ++i) {
+        Op& inner = *body.ops[i];
+        if (inner.kind == OpKind::Yield || inner.results.size() != 1) continue;
+        bool math = false;
+        const std::string& key = keys.Of(inner.results[0], &math);
+        if (key.empty() || !math) continue;
+        auto it = stored.find(key);
+        if (it == stored.end() || !dims.ContainsAll(it->second.dims)) continue;
+        // A read of the stored result at this body's point.
+        std::vector<Value*> at;
+        for (const ir::Dim* dim : it->second.dims)
+          at.push_back(body.args[dims.IndexOf(dim)]);
+        Value* read = nullptr;
+        builder_.SetLoc(inner.loc);
+        i += transforms::InsertAt(builder_, body, i, [&] {
+          read = builder_.Gather(it->second.result, at);
+        });
+        replacements[inner.results[0]] = read;
+      }
+      if (!replacements.empty()) {
+        transforms::ReplaceUses(function_, replacements);
+        changed_ = true;
+      }
+      // This map's stored results, for the maps after it.
+      const Op* yield = body.terminator();
+      for (size_t k = 0; k < op.results.size(); ++k) {
+        const std::string& key = keys.Of(yield->operands[k]);
+        if (key.empty()) continue;
+        stored_keys[op.results[k]] = key;
+        if (used_.contains(op.results[k]))
+          stored.emplace(key, Stored{op.results[k], dims});
+      }
+    }
+  }
+
+ private:
+  ir::Function& function_;
+  ir::Builder builder_;
+  llvm::DenseSet<const Value*> used_;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+bool ReuseMapResults(ir::Module& module) {
+  bool changed = false;
+  for (auto& function : module.functions) {
+    Reuser reuser(*function);
+    reuser.Block(*function->body);
+    changed |= reuser.changed();
+  }
+  return changed;
+}
+
+}  // namespace delta::opt
