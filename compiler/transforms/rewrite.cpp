@@ -197,6 +197,21 @@ bool MayOnlyFail(const Op& op) {
   }
 }
 
+bool IsScalarMap(const Op& op) {
+  if (op.kind != OpKind::Map) return false;
+  for (const auto& inner : op.region(0)->ops) {
+    if (!inner->regions.empty() ||
+        (HasEffects(*inner) && inner->kind != OpKind::Yield &&
+         !MayOnlyFail(*inner)))
+      return false;
+    const std::vector<Value*>& values =
+        inner->kind == OpKind::Yield ? inner->operands : inner->results;
+    for (const Value* value : values)
+      if (!value->type.IsScalar()) return false;
+  }
+  return true;
+}
+
 bool HasEffectsDeep(const Op& op) {
   if (HasEffects(op)) return true;
   for (const auto& region : op.regions)

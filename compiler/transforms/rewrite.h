@@ -67,4 +67,8 @@ bool HasEffectsDeep(const ir::Op& op);
 // which failure is reported first.
 bool MayOnlyFail(const ir::Op& op);
 
+// Whether `op` is a map whose body is scalar ops without regions, with no
+// effect but run-time checks, and yields scalars (fuse-maps' members).
+bool IsScalarMap(const ir::Op& op);
+
 }  // namespace delta::transforms

@@ -52,24 +52,8 @@ bool IsElementwiseArrayOp(const Op& op) {
          op.kind == OpKind::Select;
 }
 
-// A map whose body is scalar ops without regions and yields scalars.
-bool IsScalarMap(const Op& op) {
-  if (op.kind != OpKind::Map) return false;
-  for (const auto& inner : op.region(0)->ops) {
-    if (!inner->regions.empty() ||
-        (transforms::HasEffects(*inner) && inner->kind != OpKind::Yield &&
-         !transforms::MayOnlyFail(*inner)))
-      return false;
-    const std::vector<Value*>& values =
-        inner->kind == OpKind::Yield ? inner->operands : inner->results;
-    for (const Value* value : values)
-      if (!value->type.IsScalar()) return false;
-  }
-  return true;
-}
-
 bool IsMember(const Op& op) {
-  return IsScalarMap(op) || IsElementwiseArrayOp(op);
+  return transforms::IsScalarMap(op) || IsElementwiseArrayOp(op);
 }
 
 // The dims a member loops over, in the order of its index arguments.
@@ -224,7 +208,8 @@ class MapFuser {
       for (const Value* operand : inner->operands) {
         Op* producer = operand->def;
         if (producer == nullptr || producer->parent != member.parent ||
-            !IsScalarMap(*producer) || !AddsOneSmallDim(*producer, member))
+            !transforms::IsScalarMap(*producer) ||
+            !AddsOneSmallDim(*producer, member))
           continue;
         bool point_reads = true;
         for (const auto& read : body.ops)

@@ -143,19 +143,6 @@ class BodyKeys {
   llvm::DenseSet<const Value*> math_;
 };
 
-// A map whose body is scalar ops without regions and yields scalars.
-bool IsScalarMap(const Op& op) {
-  if (op.kind != OpKind::Map) return false;
-  for (const auto& inner : op.region(0)->ops) {
-    if (!inner->regions.empty()) return false;
-    const std::vector<Value*>& values =
-        inner->kind == OpKind::Yield ? inner->operands : inner->results;
-    for (const Value* value : values)
-      if (!value->type.IsScalar()) return false;
-  }
-  return true;
-}
-
 class Reuser {
  public:
   explicit Reuser(ir::Function& function)
@@ -178,7 +165,7 @@ class Reuser {
     for (auto& owned : block.ops) {
       Op& op = *owned;
       for (auto& region : op.regions) Block(*region);
-      if (!IsScalarMap(op)) continue;
+      if (!transforms::IsScalarMap(op)) continue;
       ir::DimList dims(op.dims);
       BodyKeys keys(op, stored_keys);
       ir::Block& body = *op.region(0);
