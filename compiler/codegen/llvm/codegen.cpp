@@ -445,6 +445,40 @@ bool CallsVectorMath(const llvm::BasicBlock* first) {
     }
   return false;
 }
+
+// Whether the blocks from `first` to the function's end call a function
+// that the vectorizer cannot widen: anything but an intrinsic, except the
+// math functions when `vector_math` maps them to libmvec. Forcing such a
+// loop to vectorize makes LLVM warn that it could not (a map calling tanh
+// at -O2).
+bool CallsScalarOnly(const llvm::BasicBlock* first, bool vector_math) {
+  const llvm::Function& function = *first->getParent();
+  for (auto it = first->getIterator(); it != function.end(); ++it)
+    for (const llvm::Instruction& instruction : *it) {
+      const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+      if (call == nullptr) continue;
+      const llvm::Function* callee = call->getCalledFunction();
+      if (callee == nullptr) return true;
+      switch (callee->getIntrinsicID()) {
+        case llvm::Intrinsic::exp:
+        case llvm::Intrinsic::log:
+        case llvm::Intrinsic::sin:
+        case llvm::Intrinsic::cos:
+        case llvm::Intrinsic::pow:
+          if (!vector_math) return true;
+          continue;
+        case llvm::Intrinsic::not_intrinsic:
+          break;
+        default:
+          continue;
+      }
+      llvm::StringRef name = callee->getName();
+      bool libmvec =
+          name == "tanh" || name == "tanhf" || name == "tan" || name == "tanf";
+      if (!libmvec || !vector_math) return true;
+    }
+  return false;
+}
 }  // namespace
 
 void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
@@ -476,7 +510,8 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
         context_,
         {llvm::MDString::get(context_, "llvm.loop.vectorize.predicate.enable"),
          llvm::ConstantAsMetadata::get(builder_.getTrue())}));
-  if (force_vectorize_ && innermost && parallel_accesses != nullptr)
+  if (force_vectorize_ && innermost && parallel_accesses != nullptr &&
+      !CallsScalarOnly(body_block, module_.fast_math))
     loop_properties.push_back(llvm::MDNode::get(
         context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
                    llvm::ConstantAsMetadata::get(builder_.getTrue())}));
@@ -850,10 +885,14 @@ void FunctionEmitter::EmitOp(const ir::Op& op) {
       EmitMap(op);
       return;
     case ir::OpKind::Loop:
+      ++sequential_loops_;
       EmitLoop(op);
+      --sequential_loops_;
       return;
     case ir::OpKind::While:
+      ++sequential_loops_;
       EmitWhile(op);
+      --sequential_loops_;
       return;
     case ir::OpKind::If:
       EmitIf(op);

@@ -348,6 +348,9 @@ class FunctionEmitter {
   bool force_vectorize_ = false;
   // Inside a loop nest that EmitParallelNest outlines (no nested outlining).
   bool in_parallel_nest_ = false;
+  // How many sequential loops (loop, while) enclose the op being emitted
+  // (Note [Parallel loops in sequential loops] in parallel.cpp).
+  int sequential_loops_ = 0;
   // The access group of the EmitParallelNest being emitted: array loads
   // and stores join it (Note [Independent iterations]).
   llvm::MDNode* access_group_ = nullptr;
