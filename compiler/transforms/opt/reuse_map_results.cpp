@@ -20,6 +20,8 @@
 #include <llvm/ADT/DenseSet.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,43 +80,39 @@ class BodyKeys {
   }
 
   // The key of `value`, or "" if it has none (an op that is not keyed).
-  // `math` is set if the expression calls a math function.
-  const std::string& Of(const Value* value, bool* math = nullptr) {
+  // A key contains "!" if its expression calls a math function.
+  std::string Of(const Value* value) {
     auto it = keys_.find(value);
-    if (it != keys_.end()) {
-      if (math != nullptr) *math |= math_.contains(value);
-      return it->second;
-    }
+    if (it != keys_.end()) return it->second;
     const ir::Block& body = *map_.region(0);
     std::string key;
-    bool calls = false;
     if (value->def == nullptr || value->def->parent != &body) {
       // From outside the body: itself.
       key = "v:" + Pointer(value);
     } else if (const std::string* read = PointReadKey(*value->def)) {
       key = *read;
-      calls = key.find("!") != std::string::npos;
+    } else if (value->def->kind == OpKind::Const) {
+      const Op& op = *value->def;
+      key = "c:" + ir::TypeString(value->type) + ":" +
+            std::to_string(ir::IsFloat(value->type.elem)
+                               ? std::bit_cast<uint64_t>(op.float_value)
+                               : static_cast<uint64_t>(op.int_value));
     } else if (IsKeyed(*value->def)) {
       const Op& op = *value->def;
       key = ir::OpMnemonic(op.kind).str() + ":" +
             ir::TypeString(op.results[0]->type) + "(";
       for (const Value* operand : op.operands) {
-        const std::string& inner = Of(operand, &calls);
+        std::string inner = Of(operand);
         if (inner.empty()) {
           key.clear();
           break;
         }
         key += inner + ",";
       }
-      if (!key.empty()) key += ")";
-      if (IsMathCall(op.kind)) {
-        calls = true;
-        key += "!";  // marks keys that contain a math call
-      }
+      if (!key.empty()) key += IsMathCall(op.kind) ? ")!" : ")";
     }
-    if (calls) math_.insert(value);
-    if (math != nullptr) *math |= calls;
-    return keys_[value] = key;
+    keys_[value] = key;
+    return key;
   }
 
  private:
@@ -140,8 +138,11 @@ class BodyKeys {
   const Op& map_;
   const llvm::DenseMap<const Value*, std::string>& stored_keys_;
   llvm::DenseMap<const Value*, std::string> keys_;
-  llvm::DenseSet<const Value*> math_;
 };
+
+bool CallsMath(const std::string& key) {
+  return key.find('!') != std::string::npos;
+}
 
 class Reuser {
  public:
@@ -173,9 +174,8 @@ class Reuser {
       for (size_t i = 0; i < body.ops.size(); ++i) {
         Op& inner = *body.ops[i];
         if (inner.kind == OpKind::Yield || inner.results.size() != 1) continue;
-        bool math = false;
-        const std::string& key = keys.Of(inner.results[0], &math);
-        if (key.empty() || !math) continue;
+        std::string key = keys.Of(inner.results[0]);
+        if (key.empty() || !CallsMath(key)) continue;
         auto it = stored.find(key);
         if (it == stored.end() || !dims.ContainsAll(it->second.dims)) continue;
         // A read of the stored result at this body's point.
@@ -196,7 +196,7 @@ class Reuser {
       // This map's stored results, for the maps after it.
       const Op* yield = body.terminator();
       for (size_t k = 0; k < op.results.size(); ++k) {
-        const std::string& key = keys.Of(yield->operands[k]);
+        std::string key = keys.Of(yield->operands[k]);
         if (key.empty()) continue;
         stored_keys[op.results[k]] = key;
         if (used_.contains(op.results[k]))

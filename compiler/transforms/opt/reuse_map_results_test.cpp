@@ -74,3 +74,31 @@ TEST_CASE("an exp is not reused from a map over dims the reader lacks") {
   CHECK(!opt::ReuseMapResults(module));
   CHECK(Count(Print(module), "exp") == 2);
 }
+
+TEST_CASE("exps of operands without keys are never taken for each other") {
+  Module module;
+  Dim* n = module.AddDim("n", 100);
+  Function* f = module.AddFunction("f");
+  Builder b(f);
+  Value* x = AddParam(f, I64({n}), "x");
+  Value* y = AddParam(f, I64({n}), "y");
+  // exp(f64(x / y)) and exp(f64(x % y)): integer division may fail, so
+  // it has no key, and neither do the exps.
+  auto exp_of = [&](OpKind kind) {
+    Op* map = b.Create(OpKind::Map, {}, {F64({n})});
+    map->dims = {n};
+    Block* body = b.AddRegion(map, {Type{ElemKind::Index, n, {}}});
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(body);
+    Value* q = b.Binary(kind, b.Gather(x, {body->args[0]}),
+                        b.Gather(y, {body->args[0]}));
+    b.Yield({b.Unary(OpKind::Exp, b.Convert(q, ElemKind::F64))});
+    return map->result();
+  };
+  Value* quotient = exp_of(OpKind::Div);
+  Value* remainder = exp_of(OpKind::Rem);
+  Return(b, {b.Reduce(ReduceKind::Sum, quotient, {n}), remainder});
+
+  CHECK(!opt::ReuseMapResults(module));
+  CHECK(Count(Print(module), "exp") == 2);
+}
