@@ -317,16 +317,14 @@ ir::DimList FunctionEmitter::UnrolledMapDims(const ir::Op& op) {
   for (const ir::Dim* dim : OneHotDims(op))
     if (!dim_ranges_.contains(dim)) unrolled.Insert(dim);
   std::vector<const ir::Dim*> order = LoopOrder(ir::DimList(op.dims));
-  const ir::Dim* last = order.back();
-  if (order.size() > 1 && last->constant && !dim_ranges_.contains(last) &&
-      *last->constant <= kUnrolledDimMax)
-    unrolled.Insert(last);
+  auto small = [&](const ir::Dim* dim) {
+    return order.size() > 1 && dim->constant && !dim_ranges_.contains(dim) &&
+           *dim->constant <= kUnrolledDimMax;
+  };
+  if (small(order.back())) unrolled.Insert(order.back());
   // Note [Small dims outermost] in layout.cpp.
-  const ir::Dim* first = order.front();
-  if (order.size() > 1 && first == module_.layout.outermost &&
-      first->constant && !dim_ranges_.contains(first) &&
-      *first->constant <= kUnrolledDimMax)
-    unrolled.Insert(first);
+  if (order.front() == module_.layout.outermost && small(order.front()))
+    unrolled.Insert(order.front());
   if (unrolled.size() == op.dims.size()) return {};
   return unrolled;
 }

@@ -420,30 +420,39 @@ bool IsElementwiseOp(ir::OpKind kind) {
          kind == ir::OpKind::Select;
 }
 
-// Whether the blocks from `first` to the function's end call vector math.
-bool CallsVectorMath(const llvm::BasicBlock* first) {
+// Whether `callee` is a math function that -O3 maps to libmvec.
+bool IsVectorMath(const llvm::Function& callee) {
+  switch (callee.getIntrinsicID()) {
+    case llvm::Intrinsic::exp:
+    case llvm::Intrinsic::log:
+    case llvm::Intrinsic::sin:
+    case llvm::Intrinsic::cos:
+    case llvm::Intrinsic::pow:
+      return true;
+    default:
+      break;
+  }
+  llvm::StringRef name = callee.getName();
+  return name == "tanh" || name == "tanhf" || name == "tan" || name == "tanf";
+}
+
+// Whether any call from block `first` to the function's end satisfies
+// `pred` (given the callee, null for an indirect call).
+bool AnyCall(const llvm::BasicBlock* first,
+             llvm::function_ref<bool(const llvm::Function*)> pred) {
   const llvm::Function& function = *first->getParent();
   for (auto it = first->getIterator(); it != function.end(); ++it)
-    for (const llvm::Instruction& instruction : *it) {
-      const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
-      const llvm::Function* callee =
-          call != nullptr ? call->getCalledFunction() : nullptr;
-      if (callee == nullptr) continue;
-      switch (callee->getIntrinsicID()) {
-        case llvm::Intrinsic::exp:
-        case llvm::Intrinsic::log:
-        case llvm::Intrinsic::sin:
-        case llvm::Intrinsic::cos:
-        case llvm::Intrinsic::pow:
-          return true;
-        default:
-          break;
-      }
-      llvm::StringRef name = callee->getName();
-      if (name == "tanh" || name == "tanhf" || name == "tan" || name == "tanf")
-        return true;
-    }
+    for (const llvm::Instruction& instruction : *it)
+      if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction))
+        if (pred(call->getCalledFunction())) return true;
   return false;
+}
+
+// Whether the blocks from `first` to the function's end call vector math.
+bool CallsVectorMath(const llvm::BasicBlock* first) {
+  return AnyCall(first, [](const llvm::Function* callee) {
+    return callee != nullptr && IsVectorMath(*callee);
+  });
 }
 
 // Whether the blocks from `first` to the function's end call a function
@@ -452,32 +461,11 @@ bool CallsVectorMath(const llvm::BasicBlock* first) {
 // loop to vectorize makes LLVM warn that it could not (a map calling tanh
 // at -O2).
 bool CallsScalarOnly(const llvm::BasicBlock* first, bool vector_math) {
-  const llvm::Function& function = *first->getParent();
-  for (auto it = first->getIterator(); it != function.end(); ++it)
-    for (const llvm::Instruction& instruction : *it) {
-      const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
-      if (call == nullptr) continue;
-      const llvm::Function* callee = call->getCalledFunction();
-      if (callee == nullptr) return true;
-      switch (callee->getIntrinsicID()) {
-        case llvm::Intrinsic::exp:
-        case llvm::Intrinsic::log:
-        case llvm::Intrinsic::sin:
-        case llvm::Intrinsic::cos:
-        case llvm::Intrinsic::pow:
-          if (!vector_math) return true;
-          continue;
-        case llvm::Intrinsic::not_intrinsic:
-          break;
-        default:
-          continue;
-      }
-      llvm::StringRef name = callee->getName();
-      bool libmvec =
-          name == "tanh" || name == "tanhf" || name == "tan" || name == "tanf";
-      if (!libmvec || !vector_math) return true;
-    }
-  return false;
+  return AnyCall(first, [&](const llvm::Function* callee) {
+    if (callee == nullptr) return true;
+    if (IsVectorMath(*callee)) return !vector_math;
+    return !callee->isIntrinsic();
+  });
 }
 }  // namespace
 

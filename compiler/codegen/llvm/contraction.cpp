@@ -141,13 +141,21 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
                builder_.getInt32(flags)});
   };
   if (batch.empty() || in_parallel_nest_ || !module_.parallel ||
-      module_.hooks != nullptr) {
+      module_.hooks != nullptr)
     EmitLoopNest(batch, coords, product);
-    Set(op.results[0], result);
-    return true;
-  }
-  // Note [Parallel batches]: with many products, the threads take whole
-  // products (each serial); with a few, each product runs on the pool.
+  else
+    EmitBatchedProducts(batch, coords, extent(m_dim), extent(n_dim),
+                        extent(k_dim), product);
+  Set(op.results[0], result);
+  return true;
+}
+
+// Note [Parallel batches]: with many products, the threads take whole
+// products (each serial); with a few, each product runs on the pool.
+void FunctionEmitter::EmitBatchedProducts(
+    llvm::ArrayRef<const ir::Dim*> batch, Coords& coords, llvm::Value* m,
+    llvm::Value* n, llvm::Value* k, const std::function<void()>& product) {
+  llvm::Type* i64 = builder_.getInt64Ty();
   llvm::Value* count = ElementCount(ir::DimList(batch));
   llvm::FunctionCallee num_threads = module_.module->getOrInsertFunction(
       "delta_num_threads", builder_.getInt32Ty());
@@ -155,9 +163,8 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
       count, builder_.CreateMul(
                  builder_.CreateSExt(builder_.CreateCall(num_threads), i64),
                  builder_.getInt64(kBatchesPerThread)));
-  llvm::Value* work =
-      builder_.CreateMul(builder_.CreateMul(count, extent(k_dim)),
-                         builder_.CreateMul(extent(m_dim), extent(n_dim)));
+  llvm::Value* work = builder_.CreateMul(builder_.CreateMul(count, k),
+                                         builder_.CreateMul(m, n));
   auto* by_batch =
       llvm::BasicBlock::Create(context_, "batch.par", llvm_function_);
   auto* by_product =
@@ -171,8 +178,6 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
   EmitLoopNest(batch, coords, product);
   builder_.CreateBr(done);
   builder_.SetInsertPoint(done);
-  Set(op.results[0], result);
-  return true;
 }
 
 }  // namespace delta::codegen

@@ -294,6 +294,11 @@ class FunctionEmitter {
   // contraction.cpp: a reduce.sum of a product as matrix-product calls;
   // false if `op` is not one.
   bool EmitContraction(const ir::Op& op);
+  // The products of a batched contraction (one `product` per point of
+  // `batch`, m x n x k each): Note [Parallel batches].
+  void EmitBatchedProducts(llvm::ArrayRef<const ir::Dim*> batch, Coords& coords,
+                           llvm::Value* m, llvm::Value* n, llvm::Value* k,
+                           const std::function<void()>& product);
   void EmitArgReduce(const ir::Op& op);
   void EmitReduceCustom(const ir::Op& op);
   void EmitCumsum(const ir::Op& op);
