@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""Runs every program of the repository on the GPU and on the CPU and
+compares them (docs/gpu.md, "Testing on a GPU").
+
+For each `.dl` file with a `fn main` under the roots (lang-tests/, examples/
+and bench/cases/ by default), runs `dlc run [OPTIONS] FILE` and `dlc run
+--target=cuda [OPTIONS] FILE`, where OPTIONS are those of the test's own
+`%run_both` or `%dlc run` RUN line, and fails unless both exit with the same
+status, print the same first error line, and print the same standard output
+up to the float tolerance the test states (`%run_both --rtol=R --atol=A`),
+or, where it states none, DEFAULT_RTOL: a GPU sums in another order than a
+CPU's loop. Programs that do not compile for the CPU (expected compile
+errors) are skipped and counted. Runs the programs in parallel.
+
+Without a CUDA device, prints one SKIPPED line and exits 0.
+
+Usage: gpu_check.py --dlc PATH [--jobs N] [--summary FILE] [ROOT...]
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lang-tests", "utils"))
+import run_both  # noqa: E402  (its output comparison with tolerances)
+
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-12
+TIMEOUT = 120
+
+
+def has_cuda_device():
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return (driver.cuInit(0) == 0
+                and driver.cuDeviceGetCount(ctypes.byref(count)) == 0
+                and count.value > 0)
+    except OSError:
+        return False
+
+
+def run_options(text):
+    """The `dlc run` options and tolerances of the program's first RUN line
+    that runs it, e.g. `%run_both --rtol=1e-5 -O3 %s`."""
+    tolerance = {}
+    for line in text.splitlines():
+        match = re.search(r"RUN:.*?%(?:run_both|dlc run)\s+(.*?)%s", line)
+        if not match:
+            continue
+        options = []
+        for word in shlex.split(match.group(1)):
+            key = word.split("=")[0]
+            if key in ("--rtol", "--atol"):
+                tolerance[key] = float(word.split("=", 1)[1])
+            elif key not in ("--interp",):
+                options.append(word)
+        return options, tolerance
+    return [], tolerance
+
+
+def programs(roots):
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs
+                             if d not in ("Inputs", "utils", "Output"))
+            for name in sorted(files):
+                if not name.endswith(".dl"):
+                    continue
+                path = os.path.abspath(os.path.join(folder, name))
+                with open(path, encoding="utf-8") as file:
+                    text = file.read()
+                if re.search(r"^\s*fn\s+main\s*\(", text, re.M):
+                    yield path, text
+
+
+def run(command, cwd):
+    try:
+        result = subprocess.run(command, capture_output=True, text=True,
+                                cwd=cwd, timeout=TIMEOUT)
+        return result.returncode, result.stdout, result.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", "", f"timed out after {TIMEOUT} s"
+
+
+def check(dlc, path, text):
+    """('pass' | 'skip' | 'fail', message)."""
+    options, tolerance = run_options(text)
+    folder = os.path.dirname(path)
+    # Compile errors are the same whatever the target.
+    if run([dlc, "build", "--emit=ir", path, "-o", os.devnull], folder)[0]:
+        return "skip", ""
+    cpu = run([dlc, "run", *options, path], folder)
+    gpu = run([dlc, "run", "--target=cuda", *options, path], folder)
+    rtol = tolerance.get("--rtol", DEFAULT_RTOL)
+    atol = tolerance.get("--atol", DEFAULT_ATOL)
+    same = (cpu[0] == gpu[0]
+            and run_both.first_error(cpu[2]) == run_both.first_error(gpu[2])
+            and run_both.close(cpu[1], gpu[1], rtol, atol))
+    if same:
+        return "pass", ""
+    def clip(s):
+        return s if len(s) < 3000 else s[:1500] + "\n[...]\n" + s[-1500:]
+    return "fail", (f"--- cpu (exit {cpu[0]})\n{clip(cpu[1])}{clip(cpu[2])}"
+                    f"--- gpu (exit {gpu[0]})\n{clip(gpu[1])}{clip(gpu[2])}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dlc", required=True)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--summary", help="also append the summary here")
+    parser.add_argument("roots", nargs="*")
+    args = parser.parse_args()
+    dlc = os.path.abspath(args.dlc)
+    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    roots = args.roots or [os.path.join(source, folder) for folder in
+                           ("lang-tests", "examples",
+                            os.path.join("bench", "cases"))]
+    if not has_cuda_device():
+        print("gpu_check: SKIPPED: no CUDA device (libcuda.so.1 with a GPU)")
+        return 0
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    failures = []
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        jobs = {pool.submit(check, dlc, path, text): path
+                for path, text in programs(roots)}
+        for job in concurrent.futures.as_completed(jobs):
+            path = os.path.relpath(jobs[job], source)
+            outcome, message = job.result()
+            counts[outcome] += 1
+            if outcome == "fail":
+                failures.append(path)
+                print(f"FAIL: {path}\n{message}", flush=True)
+    line = (f"gpu_check: {counts['pass']} passed, {counts['fail']} failed, "
+            f"{counts['skip']} skipped (compile errors on the CPU too)")
+    print(line)
+    if args.summary:
+        with open(args.summary, "a", encoding="utf-8") as file:
+            file.write(line + "\n")
+            for path in sorted(failures):
+                file.write(f"  FAIL {path}\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
