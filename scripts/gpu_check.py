@@ -4,7 +4,8 @@ compares them (docs/gpu.md, "Testing on a GPU").
 
 For each `.dl` file with a `fn main` under the roots (lang-tests/, examples/
 and bench/cases/ by default), runs `dlc run [OPTIONS] FILE` and `dlc run
---target=cuda [OPTIONS] FILE`, where OPTIONS are those of the test's own
+--target=cuda [OPTIONS] FILE` (with --gpu-min-work=0 for lang-tests, so
+that their small arrays run on the GPU too), where OPTIONS are those of the test's own
 `%run_both` or `%dlc run` RUN line, and fails unless both exit with the same
 status, print the same first error line, and print the same standard output
 up to the float tolerance the test states (`%run_both --rtol=R --atol=A`),
@@ -58,7 +59,7 @@ def run_options(text):
             key = word.split("=")[0]
             if key in ("--rtol", "--atol"):
                 tolerance[key] = float(word.split("=", 1)[1])
-            elif key not in ("--interp",):
+            elif key not in ("--interp", "--target", "--gpu-min-work"):
                 options.append(word)
         return options, tolerance
     return [], tolerance
@@ -96,7 +97,13 @@ def check(dlc, path, text):
     if run([dlc, "build", "--emit=ir", path, "-o", os.devnull], folder)[0]:
         return "skip", ""
     cpu = run([dlc, "run", *options, path], folder)
-    gpu = run([dlc, "run", "--target=cuda", *options, path], folder)
+    # Language tests are small: --gpu-min-work=0 puts every op that can run
+    # on the GPU there, so that each kernel kind meets each feature.
+    # Examples and benchmarks run as users run them.
+    gpu_options = ["--target=cuda"]
+    if os.sep + "lang-tests" + os.sep in path:
+        gpu_options.append("--gpu-min-work=0")
+    gpu = run([dlc, "run", *gpu_options, *options, path], folder)
     rtol = tolerance.get("--rtol", DEFAULT_RTOL)
     atol = tolerance.get("--atol", DEFAULT_ATOL)
     same = (cpu[0] == gpu[0]

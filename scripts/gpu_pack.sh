@@ -15,8 +15,8 @@ cp "$build/lib/libdelta_runtime.a" "$stage/delta/lib/"
 ldd "$build/bin/dlc" | awk '/=> \//{print $3}' |
   grep -Ev '/lib(c|m|pthread|dl|rt|stdc\+\+|gcc_s)\.so' |
   while read -r library; do cp -L "$library" "$stage/delta/lib/"; done
-for tool in FileCheck not; do
-  cp /usr/lib/llvm-19/bin/$tool "$stage/delta/llvm-tools/"
+for tool in FileCheck not llvm-readelf llvm-nm; do
+  cp -L /usr/lib/llvm-19/bin/$tool "$stage/delta/llvm-tools/"
 done
 cp -r /usr/lib/llvm-19/build/utils/lit "$stage/delta/lit"
 rm -rf "$stage/delta/lit/tests" "$stage/delta/lit/examples"

@@ -204,6 +204,11 @@ int Main(int argc, char** argv) {
                         "Run with the IR interpreter instead of native code");
   run_command->add_option("--target", run.target, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  run_command
+      ->add_option("--gpu-min-work", run.gpu_min_work,
+                   "--target=cuda: ops of constant size with less work run on "
+                   "the host (0: all on the GPU)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   run_command->add_option("--gpu-arch", run.gpu_arch,
                           "GPU architecture for --target=cuda");
   run_command->add_option("-O", run.opt_level, "Optimization level 0-3")
@@ -230,6 +235,11 @@ int Main(int argc, char** argv) {
       ->option_text("ir|llvm|asm|obj|ptx");
   build_command->add_option("--target", build.target, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  build_command
+      ->add_option("--gpu-min-work", build.gpu_min_work,
+                   "--target=cuda: ops of constant size with less work run on "
+                   "the host (0: all on the GPU)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   build_command->add_option("--gpu-arch", build.gpu_arch,
                             "GPU architecture for --target=cuda");
   build_command->add_option("-O", build.opt_level, "Optimization level 0-3")

@@ -52,6 +52,7 @@ struct BuildCommandOptions {
   Emit emit = Emit::Executable;
   std::string target = "cpu";
   std::string gpu_arch = "sm_90";
+  int64_t gpu_min_work = 16384;  // docs/gpu.md, Note [Small ops on the host]
   int opt_level = 2;
   OptimizerOptions optimizer;
 };
@@ -64,6 +65,7 @@ struct RunCommandOptions {
   std::vector<std::string> args;
   std::string target = "cpu";  // or "cuda": kernels on the GPU
   std::string gpu_arch = "sm_90";
+  int64_t gpu_min_work = 16384;  // docs/gpu.md, Note [Small ops on the host]
   int opt_level = 2;
   OptimizerOptions optimizer;
 };

@@ -215,13 +215,14 @@ ExitStatus RunNative(const ir::Module& module, int opt_level,
 
 // --target=cuda: the module's kernels as PTX (docs/gpu.md). Null after
 // reporting an error.
+template <typename Options>
 std::unique_ptr<cuda::CudaCompilation> CompileCuda(const ir::Module& module,
-                                                   const std::string& gpu_arch,
-                                                   int opt_level,
+                                                   const Options& options,
                                                    llvm::raw_ostream& err) {
   cuda::CudaOptions cuda_options;
-  cuda_options.gpu_arch = gpu_arch;
-  cuda_options.opt_level = opt_level;
+  cuda_options.gpu_arch = options.gpu_arch;
+  cuda_options.opt_level = options.opt_level;
+  cuda_options.min_work = options.gpu_min_work;
   std::string error;
   auto compilation = cuda::CompileKernels(module, cuda_options, error);
   if (!compilation) err << "dlc: error: " << error << "\n";
@@ -234,7 +235,7 @@ ExitStatus BuildCuda(const ir::Module& module,
                      const BuildCommandOptions& options,
                      llvm::raw_ostream& err) {
   auto compilation =
-      CompileCuda(module, options.gpu_arch, options.opt_level, err);
+      CompileCuda(module, options, err);
   if (!compilation) return kExitCompileError;
   if (options.emit == Emit::Ptx) {
     auto file = OpenOutput(options.output, err);
@@ -269,8 +270,7 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
       if (options.target == "cuda") {
         // The library embeds the kernels' PTX; each context owns its device
         // session (docs/gpu.md).
-        auto compilation = CompileCuda(*compiled.module, options.gpu_arch,
-                                       options.opt_level, err);
+        auto compilation = CompileCuda(*compiled.module, options, err);
         if (!compilation) return kExitCompileError;
         return BuildLibrary(compiled, options, err, &cuda::Hooks(*compilation));
       }
@@ -312,7 +312,7 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
   }
   if (!options.interpret && options.target == "cuda") {
     auto compilation =
-        CompileCuda(*compiled.module, options.gpu_arch, options.opt_level, err);
+        CompileCuda(*compiled.module, options, err);
     if (!compilation) return kExitCompileError;
     return RunNative(*compiled.module, options.opt_level, out, err,
                      &cuda::Hooks(*compilation));

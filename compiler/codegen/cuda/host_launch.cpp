@@ -26,6 +26,8 @@ class CudaHost final : public CudaCompilation {
   void BeforeReturn(codegen::FunctionEmitter& emitter,
                     const ir::Function& function) override;
   bool EmitOp(codegen::FunctionEmitter& emitter, const ir::Op& op) override;
+  void BeforeHostRead(codegen::FunctionEmitter& emitter, const ir::Type& type,
+                      llvm::Value* data) override;
 
  private:
   llvm::Value* Bytes(codegen::FunctionEmitter& emitter, const ir::Type& type);
@@ -358,6 +360,11 @@ bool CudaHost::EmitOp(codegen::FunctionEmitter& emitter, const ir::Op& op) {
   return false;
 }
 
+void CudaHost::BeforeHostRead(codegen::FunctionEmitter& emitter,
+                              const ir::Type& type, llvm::Value* data) {
+  emitter.Builder().CreateCall(host_, {data, Bytes(emitter, type)});
+}
+
 }  // namespace
 
 std::unique_ptr<CudaCompilation> CompileKernels(const ir::Module& module,
@@ -368,7 +375,7 @@ std::unique_ptr<CudaCompilation> CompileKernels(const ir::Module& module,
             "' (expected sm_XY, e.g. sm_80 or sm_90)";
     return nullptr;
   }
-  KernelPlan plan = OutlineKernels(module, !FindLibdevice().empty());
+  KernelPlan plan = OutlineKernels(module, !FindLibdevice().empty(), options.min_work);
   llvm::LLVMContext context;
   std::vector<DeviceCheck> checks;
   std::unique_ptr<llvm::Module> kernels =

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "compiler/codegen/cuda/kernel_outliner.h"
 #include "compiler/codegen/llvm/emitter.h"
 #include "compiler/ir/ir.h"
 
@@ -14,6 +15,8 @@ namespace delta::cuda {
 struct CudaOptions {
   std::string gpu_arch = "sm_90";
   int opt_level = 2;
+  // Ops known to do less work stay on the host (OutlineKernels).
+  int64_t min_work = kDefaultGpuMinWork;
 };
 
 // The compiled kernels and the host code's hooks (host_launch.cpp).

@@ -3,6 +3,7 @@
 
 #include <llvm/ADT/SmallPtrSet.h>
 
+#include <algorithm>
 #include <cctype>
 #include <functional>
 
@@ -149,18 +150,39 @@ bool MakeKernel(const ir::Op& op, bool device_math, Kernel& kernel) {
   return false;
 }
 
+// Whether `op` is known to be too small for a launch to pay: every dim of
+// its result and every dim it reduces over has a constant size, and their
+// product is below `min_work`.
+bool IsSmall(const ir::Op& op, int64_t min_work) {
+  if (min_work <= 0) return false;
+  int64_t work = 1;
+  auto multiply = [&](const ir::Dim* dim) {
+    if (!dim->constant) return false;
+    // Saturates at min_work (sizes can be near 2^63).
+    work = std::min(work * std::min(*dim->constant, min_work), min_work);
+    return true;
+  };
+  for (const ir::Value* result : op.results)
+    for (const ir::Dim* dim : result->type.dims)
+      if (!multiply(dim)) return false;
+  for (const ir::Dim* dim : op.dims)
+    if (!multiply(dim)) return false;
+  return work < min_work;
+}
+
 // Ops of `block` and of the sequential regions below it.
-void Outline(const ir::Block& block, bool device_math,
+void Outline(const ir::Block& block, bool device_math, int64_t min_work,
              const ir::Function& function, KernelPlan& plan) {
   for (const auto& op : block.ops) {
     if (op->kind == ir::OpKind::Loop || op->kind == ir::OpKind::While ||
         op->kind == ir::OpKind::If) {
       for (const auto& region : op->regions)
-        Outline(*region, device_math, function, plan);
+        Outline(*region, device_math, min_work, function, plan);
       continue;
     }
     Kernel kernel;
-    if (!MakeKernel(*op, device_math, kernel)) continue;
+    if (IsSmall(*op, min_work) || !MakeKernel(*op, device_math, kernel))
+      continue;
     kernel.function = &function;
     kernel.name = "delta_k" + std::to_string(plan.kernels.size()) + "_" +
                   function.name + "_" + ir::OpMnemonic(op->kind).str();
@@ -215,11 +237,12 @@ std::vector<const ir::Value*> CapturedValues(const ir::Op& op) {
   return captured;
 }
 
-KernelPlan OutlineKernels(const ir::Module& module, bool device_math) {
+KernelPlan OutlineKernels(const ir::Module& module, bool device_math,
+                          int64_t min_work) {
   KernelPlan plan;
   for (const auto& function : module.functions)
     if (function->body != nullptr)
-      Outline(*function->body, device_math, *function, plan);
+      Outline(*function->body, device_math, min_work, *function, plan);
   return plan;
 }
 

@@ -52,8 +52,15 @@ struct KernelPlan {
 // bodies of loop/while/if (the sequential parts stay on the host). Ops whose
 // code a kernel cannot hold (calls, prints, arrays built per element,
 // scans) stay on the host. Transcendental math needs libdevice
-// (`device_math`); without it, ops that use it stay on the host.
-KernelPlan OutlineKernels(const ir::Module& module, bool device_math);
+// (`device_math`); without it, ops that use it stay on the host. Ops whose
+// dims all have constant sizes and whose work (result elements times
+// reduced elements) is below `min_work` stay on the host too: a launch
+// costs more than the CPU takes for them (Note [Small ops on the host]).
+KernelPlan OutlineKernels(const ir::Module& module, bool device_math,
+                          int64_t min_work);
+
+// The default `min_work` (--gpu-min-work).
+constexpr int64_t kDefaultGpuMinWork = 16384;
 
 // The values defined outside `op` that it (or its regions) reads, and the
 // sizes of the dims it uses, without repeats.

@@ -260,7 +260,10 @@ llvm::Value* FunctionEmitter::EmitTabulate(
 // See Note [In-place array ops] in docs/internals/codegen.md.
 llvm::Value* FunctionEmitter::ReusableOperand(const ir::Op& op,
                                               const ir::Type& type) {
-  if (owned_ == nullptr || type.IsScalar()) return nullptr;
+  // With a GPU, an operand may have a device copy that a write on the host
+  // would leave stale (Note [Data movement] in docs/gpu.md).
+  if (owned_ == nullptr || type.IsScalar() || module_.hooks != nullptr)
+    return nullptr;
   std::vector<const ir::Value*> candidates;
   if (op.kind == ir::OpKind::Map)
     ForEachUse(op,

@@ -563,6 +563,8 @@ void FunctionEmitter::EmitLoop(const ir::Op& op) {
               StoreElement(stacked[j], coords, value);
               continue;
             }
+            if (module_.hooks != nullptr)
+              module_.hooks->BeforeHostRead(*this, type, value);
             ArrayView slice = View(type, value);
             std::vector<const ir::Dim*> dims = LoopOrder(type.dims);
             EmitLoopNest(dims, coords, [&] {

@@ -44,6 +44,15 @@ class HostHooks {
   // Emits `op` and returns true, or returns false to let the CPU code
   // generator emit it.
   virtual bool EmitOp(FunctionEmitter& emitter, const ir::Op& op) = 0;
+  // Before host code reads the array `data` of `type` that is not an
+  // operand of the op being emitted (a loop copying a yielded array into
+  // its stack).
+  virtual void BeforeHostRead(FunctionEmitter& emitter, const ir::Type& type,
+                              llvm::Value* data) {
+    (void)emitter;
+    (void)type;
+    (void)data;
+  }
 };
 
 // Note [Physical layout]: the dims laid out (and looped over) outermost,
