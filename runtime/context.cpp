@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <new>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 
 struct DeltaContext {
   int32_t num_threads = 0;
+  int32_t device_memory = 0;  // plain entries take device pointers
   std::string last_error;
   // --target=cuda libraries: the device session, made on the first call by
   // `device` (Note [Device sessions] in docs/internals/c_abi.md).
@@ -66,11 +68,36 @@ void FreeAll(BufferHeader& list) {
   list.prev = &list;
 }
 
+// A leaf in the caller's device memory (Note [Device memory at the
+// boundary] in docs/internals/c_abi.md): compact in written order. When
+// that is not the canonical order but a rotation of it, the written layout
+// is a `rows` × `cols` matrix whose transpose is the canonical one (cuBLAS
+// transposes it on the device); otherwise (rows < 0, or no cuBLAS) it is
+// transposed through the host with `sizes`, `strides` (canonical) and
+// `user_strides` (the caller's).
+struct DeviceLeaf {
+  int64_t leaf;  // index of the parameter or result
+  char* data;    // the caller's device pointer
+  int64_t bytes;
+  bool canonical;
+  int64_t rows;
+  int64_t cols;
+  int64_t rank;
+  int64_t elem_size;
+  const int64_t* sizes;
+  const int64_t* strides;
+  const int64_t* user_strides;
+};
+
+void CopyStrided(char* dst, const int64_t* dst_strides, const char* src,
+                 const int64_t* src_strides, const int64_t* sizes, int64_t rank,
+                 int64_t elem_size);
+
 // What one guarded call runs. Plain data: it lives in RunGuarded's frame.
 struct GuardedCall {
   DeltaAbiBody body;
   const int64_t* sizes;
-  const uint64_t* params;
+  uint64_t* params;
   uint64_t* results;
   // A device entry: the session, and each result's bytes (-1: a scalar),
   // whose host copies must be current before they are written out.
@@ -78,7 +105,60 @@ struct GuardedCall {
   void* session;
   int64_t num_results;
   const int64_t* result_bytes;
+  // Leaves in device memory, and for each result whether it is one.
+  int64_t num_device_inputs;
+  const DeviceLeaf* device_inputs;
+  int64_t num_device_results;
+  const DeviceLeaf* device_results;
+  const char* result_on_device;
 };
+
+// Runs under the guard: device inputs become arrays of the session.
+void AdoptInputs(const GuardedCall& call, uint64_t* params) {
+  for (int64_t i = 0; i < call.num_device_inputs; ++i) {
+    const DeviceLeaf& in = call.device_inputs[i];
+    void* array = nullptr;
+    if (in.canonical) {
+      array = call.device->adopt(in.data, in.bytes);
+    } else if (in.rows >= 0 &&
+               call.device->transpose(
+                   static_cast<int32_t>(in.elem_size), in.rows, in.cols,
+                   in.data,
+                   call.device->device_of(array = call.device->alloc(in.bytes),
+                                          in.bytes))) {
+    } else {
+      void* staging = delta_abi_alloc(in.bytes);
+      call.device->copy_to_host(staging, in.data, in.bytes);
+      array = delta_abi_alloc(in.bytes);
+      CopyStrided(static_cast<char*>(array), in.strides,
+                  static_cast<char*>(staging), in.user_strides, in.sizes,
+                  in.rank, in.elem_size);
+    }
+    std::memcpy(&params[in.leaf], &array, sizeof array);
+  }
+}
+
+// Runs under the guard: results go to the caller's device memory.
+void WriteDeviceResults(const GuardedCall& call) {
+  for (int64_t i = 0; i < call.num_device_results; ++i) {
+    const DeviceLeaf& out = call.device_results[i];
+    auto* array = reinterpret_cast<char*>(call.results[out.leaf]);
+    if (out.canonical) {
+      call.device->to_device(array, out.bytes, out.data);
+      continue;
+    }
+    if (out.rows >= 0 &&
+        call.device->transpose(
+            static_cast<int32_t>(out.elem_size), out.cols, out.rows,
+            call.device->device_of(array, out.bytes), out.data))
+      continue;
+    call.device->to_host(array, out.bytes);
+    auto* staging = static_cast<char*>(delta_abi_alloc(out.bytes));
+    CopyStrided(staging, out.user_strides, array, out.strides, out.sizes,
+                out.rank, out.elem_size);
+    call.device->to_device(staging, out.bytes, out.data);
+  }
+}
 
 // setjmp lives in this small frame, which holds no C++ objects, so that the
 // longjmp from OnFail skips only generated frames and the device runtime's
@@ -88,11 +168,15 @@ int32_t RunGuarded(Guard& guard, const GuardedCall& call) {
   current_guard = &guard;
   delta_set_fail_handler(OnFail, &guard);
   if (setjmp(guard.jump) == 0) {
-    if (call.device != nullptr) call.device->enter(call.session);
+    if (call.device != nullptr) {
+      call.device->enter(call.session);
+      AdoptInputs(call, call.params);
+    }
     call.body(call.sizes, call.params, call.results);
     if (call.device != nullptr) {
+      WriteDeviceResults(call);
       for (int64_t i = 0; i < call.num_results; ++i)
-        if (call.result_bytes[i] >= 0)
+        if (call.result_bytes[i] >= 0 && !call.result_on_device[i])
           call.device->to_host(reinterpret_cast<void*>(call.results[i]),
                                call.result_bytes[i]);
       call.device->synchronize();
@@ -149,6 +233,7 @@ struct DlTensor {
   uint64_t byte_offset;
 };
 constexpr int32_t kDlCpu = 1;
+constexpr int32_t kDlCuda = 2;
 constexpr int32_t kDlCudaHost = 3;
 constexpr uint8_t kDlInt = 0, kDlUInt = 1, kDlFloat = 2, kDlBool = 6;
 
@@ -174,6 +259,7 @@ bool DtypeMatches(const DlTensor& tensor, int64_t elem) {
 // in written order.
 struct UserArray {
   char* data = nullptr;
+  bool on_device = false;  // CUDA device memory
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
 };
@@ -206,11 +292,12 @@ class Invocation {
 
  public:
   Invocation(const DeltaAbiEntry& entry, const uint64_t* args, bool dlpack,
-             void* device_session)
+             bool device_memory, void* device_session)
       : entry_(entry),
         device_session_(device_session),
         args_(args),
         dlpack_(dlpack),
+        device_memory_(device_memory),
         name_(std::string(entry.name) + (dlpack ? "_dl" : "")),
         sizes_(static_cast<size_t>(entry.num_size_params), -1),
         known_from_(static_cast<size_t>(entry.num_size_params)) {}
@@ -257,10 +344,19 @@ class Invocation {
       if (tensor == nullptr)
         return Fail(DELTA_STATUS_ERROR_NULL,
                     std::string("tensor ") + leaf.name + " is null");
-      if (tensor->device_type != kDlCpu && tensor->device_type != kDlCudaHost)
+      array.on_device = tensor->device_type == kDlCuda;
+      if (tensor->device_type != kDlCpu && tensor->device_type != kDlCudaHost &&
+          !array.on_device)
         return Fail(DELTA_STATUS_ERROR_ARGUMENT,
-                    std::string(leaf.name) + " is not in CPU memory (device " +
+                    std::string(leaf.name) +
+                        " is neither in CPU nor in CUDA memory (DLPack device "
+                        "type " +
                         std::to_string(tensor->device_type) + ")");
+      if (array.on_device && tensor->device_id != 0)
+        return Fail(DELTA_STATUS_ERROR_ARGUMENT,
+                    std::string(leaf.name) + " is on CUDA device " +
+                        std::to_string(tensor->device_id) +
+                        "; this library runs on device 0");
       if (!DtypeMatches(*tensor, leaf.elem))
         return Fail(DELTA_STATUS_ERROR_ARGUMENT,
                     std::string(leaf.name) + " has dtype (code " +
@@ -287,7 +383,19 @@ class Invocation {
       std::memcpy(&array.data, address, sizeof array.data);
       std::memcpy(array.sizes.data(), address + sizeof(void*),
                   static_cast<size_t>(rank) * sizeof(int64_t));
+      array.on_device = device_memory_;
     }
+    if (array.on_device && entry_.device == nullptr)
+      return Fail(DELTA_STATUS_ERROR_ARGUMENT,
+                  std::string(leaf.name) +
+                      " is in CUDA device memory, but this library was built "
+                      "for the CPU (build it with dlc build --lib "
+                      "--target=cuda)");
+    if (array.on_device && leaf.elem == DELTA_ELEM_INDEX)
+      return Fail(DELTA_STATUS_ERROR_ARGUMENT,
+                  std::string(leaf.name) +
+                      " is an index array in device memory: pass index "
+                      "arrays in host memory, where they are checked");
     // Compact row-major strides where none were given.
     bool given = dlpack_ && rank > 0 && array.strides[0] != 0;
     int64_t count = 1;
@@ -308,7 +416,53 @@ class Invocation {
     if (array.data == nullptr && count != 0)
       return Fail(DELTA_STATUS_ERROR_NULL,
                   std::string("argument ") + leaf.name + " is null");
+    if (array.on_device && given) {
+      int64_t compact = 1;
+      for (int64_t i = rank - 1; i >= 0; --i) {
+        if (array.sizes[i] > 1 && array.strides[i] != compact)
+          return Fail(DELTA_STATUS_ERROR_ARGUMENT,
+                      std::string(leaf.name) +
+                          " is in device memory with strides: device tensors "
+                          "must be compact and row-major");
+        compact *= array.sizes[i];
+      }
+    }
     return true;
+  }
+
+  // A leaf in device memory: how the guarded call moves it.
+  DeviceLeaf DeviceLayout(const DeltaAbiLeaf& leaf, int64_t index,
+                          const UserArray& array) {
+    std::vector<int64_t>& sizes = layouts_.emplace_back();
+    std::vector<int64_t>& strides = layouts_.emplace_back();
+    std::vector<int64_t>& user_strides = layouts_.emplace_back();
+    CanonicalLayout(leaf, array, sizes, strides, user_strides);
+    bool canonical = true;
+    for (size_t k = 0; k < sizes.size(); ++k)
+      canonical &= sizes[k] <= 1 || strides[k] == user_strides[k];
+    // A rotation: canonical order = written dims split .. rank, 0 .. split.
+    int64_t rows = -1, cols = -1;
+    int64_t split = leaf.rank > 0 ? leaf.canonical_order[0] : 0;
+    bool rotation = split > 0;
+    for (int64_t k = 0; k < leaf.rank; ++k)
+      rotation &= leaf.canonical_order[k] == (split + k) % leaf.rank;
+    int64_t elem_size = ElemSize(leaf.elem);
+    if (!canonical && rotation && (elem_size == 4 || elem_size == 8)) {
+      rows = cols = 1;
+      for (int64_t w = 0; w < leaf.rank; ++w)
+        (w < split ? rows : cols) *= array.sizes[static_cast<size_t>(w)];
+    }
+    return DeviceLeaf{index,
+                      array.data,
+                      Count(leaf) * elem_size,
+                      canonical,
+                      rows,
+                      cols,
+                      leaf.rank,
+                      elem_size,
+                      sizes.data(),
+                      strides.data(),
+                      user_strides.data()};
   }
 
   // A dim's size must agree with its constant or with the size parameter's
@@ -396,6 +550,10 @@ class Invocation {
         if (leaf.elem == DELTA_ELEM_INDEX &&
             !CheckIndices(leaf, reinterpret_cast<const char*>(&params_[i]), 1))
           return false;
+        continue;
+      }
+      if (arrays[i].on_device) {  // moved under the guard
+        device_inputs_.push_back(DeviceLayout(leaf, i, arrays[i]));
         continue;
       }
       char* canonical = nullptr;
@@ -492,7 +650,22 @@ class Invocation {
     return true;
   }
 
-  bool Prepare() { return ReadParams() && ReadResults(); }
+  // The results' device destinations, once every size is known.
+  void ReadDeviceResults() {
+    result_on_device_.assign(static_cast<size_t>(entry_.num_results), 0);
+    for (int64_t i = 0; i < entry_.num_results; ++i) {
+      const UserArray& array = outputs_[static_cast<size_t>(i)].array;
+      if (entry_.results[i].rank == 0 || !array.on_device) continue;
+      result_on_device_[static_cast<size_t>(i)] = 1;
+      device_results_.push_back(DeviceLayout(entry_.results[i], i, array));
+    }
+  }
+
+  bool Prepare() {
+    if (!ReadParams() || !ReadResults()) return false;
+    ReadDeviceResults();
+    return true;
+  }
 
   int32_t Execute() {
     std::vector<uint64_t> results(static_cast<size_t>(entry_.num_results), 0);
@@ -503,14 +676,25 @@ class Invocation {
         result_bytes[static_cast<size_t>(i)] =
             Count(entry_.results[i]) * ElemSize(entry_.results[i].elem);
     Guard guard;
-    GuardedCall call = {entry_.body,        sizes_.data(),      params_.data(),
-                        results.data(),     entry_.device,      device_session_,
-                        entry_.num_results, result_bytes.data()};
+    GuardedCall call = {entry_.body,
+                        sizes_.data(),
+                        params_.data(),
+                        results.data(),
+                        entry_.device,
+                        device_session_,
+                        entry_.num_results,
+                        result_bytes.data(),
+                        static_cast<int64_t>(device_inputs_.size()),
+                        device_inputs_.data(),
+                        static_cast<int64_t>(device_results_.size()),
+                        device_results_.data(),
+                        result_on_device_.data()};
     int32_t status = RunGuarded(guard, call);
     if (status == DELTA_STATUS_OK) {
       for (int64_t i = 0; i < entry_.num_results; ++i)
-        WriteResult(entry_.results[i], outputs_[static_cast<size_t>(i)],
-                    results[static_cast<size_t>(i)]);
+        if (!result_on_device_[static_cast<size_t>(i)])
+          WriteResult(entry_.results[i], outputs_[static_cast<size_t>(i)],
+                      results[static_cast<size_t>(i)]);
     } else {
       message_ = guard.message;
     }
@@ -539,12 +723,17 @@ class Invocation {
   void* device_session_;
   const uint64_t* args_;
   bool dlpack_;
+  bool device_memory_;
   std::string name_;
   std::vector<int64_t> sizes_;
   std::vector<std::string> known_from_;  // which leaf gave each size
   std::vector<uint64_t> params_;
   std::vector<Output> outputs_;
   std::vector<void*> temporaries_;
+  std::vector<DeviceLeaf> device_inputs_;
+  std::vector<DeviceLeaf> device_results_;
+  std::vector<char> result_on_device_;
+  std::deque<std::vector<int64_t>> layouts_;  // DeviceLeaf's arrays
   int32_t status_ = DELTA_STATUS_OK;
   std::string message_;
 };
@@ -558,6 +747,10 @@ DeltaContext* delta_context_create(const void* options) {
   if (context == nullptr) return nullptr;
   if (options != nullptr)
     std::memcpy(&context->num_threads, options, sizeof(int32_t));
+  if (options != nullptr)
+    std::memcpy(&context->device_memory,
+                static_cast<const char*>(options) + sizeof(int32_t),
+                sizeof(int32_t));
   return context;
 }
 
@@ -612,7 +805,8 @@ int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
     // thread only (the pool is the process's, shared by every context).
     delta_set_serial(context->num_threads == 1);
     int32_t status =
-        Invocation(*entry, args, dlpack != 0, context->device_session)
+        Invocation(*entry, args, dlpack != 0, context->device_memory != 0,
+                   context->device_session)
             .Run(error);
     delta_set_serial(0);
     context->last_error = std::move(error);

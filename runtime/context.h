@@ -24,8 +24,9 @@ enum {
 
 typedef struct DeltaContext DeltaContext;
 
-/* `options` points at the generated NAME_options ({int32_t num_threads})
-   or is null. Returns null only when out of memory. */
+/* `options` points at the generated NAME_options ({int32_t num_threads;
+   int32_t device_memory}) or is null. Returns null only when out of
+   memory. */
 DeltaContext* delta_context_create(const void* options);
 void delta_context_destroy(DeltaContext* context);
 /* The message of the last failed call on `context` ("" after success);
@@ -88,6 +89,16 @@ typedef struct DeltaAbiDevice {
   void (*to_host)(void* host, int64_t bytes);
   void (*synchronize)(void);
   void (*leave)(void* session, int32_t failed);
+  /* Inputs and results in the caller's device memory (DLPack kDLCUDA
+     tensors, or plain entries of a context created with device_memory):
+     see Note [Device memory at the boundary] in docs/internals/c_abi.md. */
+  void* (*adopt)(void* device_pointer, int64_t bytes);
+  void (*to_device)(void* host, int64_t bytes, void* device_pointer);
+  void (*copy_to_host)(void* host, const void* device_pointer, int64_t bytes);
+  void* (*alloc)(int64_t bytes);
+  void* (*device_of)(void* host, int64_t bytes);
+  int32_t (*transpose)(int32_t elem_bytes, int64_t rows, int64_t cols,
+                       const void* source, void* destination);
 } DeltaAbiDevice;
 
 typedef struct DeltaAbiEntry {

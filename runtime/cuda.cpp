@@ -1,15 +1,18 @@
-// The CUDA driver API loaded with dlopen at run time, and the device memory
-// and launches that code built with --target=cuda calls (runtime/cuda.h).
+// The CUDA driver API loaded with dlopen at run time, and the device memory,
+// streams, launches and cuBLAS calls that code built with --target=cuda
+// makes (runtime/cuda.h).
 #include "runtime/cuda.h"
 
 #include <dlfcn.h>
 
+#include <climits>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -18,18 +21,34 @@
 namespace {
 
 // The few driver types and entry points used, declared here so that the
-// build needs no CUDA headers (values from cuda.h, stable since CUDA 4).
+// build needs no CUDA headers (values from cuda.h).
 using CUresult = int;
 using CUdevice = int;
 using CUcontext = void*;
 using CUmodule = void*;
 using CUfunction = void*;
 using CUstream = void*;
+using CUmemoryPool = void*;
 using CUdeviceptr = unsigned long long;
 constexpr CUresult kCudaSuccess = 0;
+constexpr int kAttributeMaxThreadsPerBlock = 1;
 constexpr int kAttributeMultiprocessorCount = 16;
 constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSize = 6;
+constexpr unsigned kStreamNonBlocking = 1;
+constexpr int kPoolReleaseThreshold = 4;  // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+
+// CUmemPoolProps (cuda.h, CUDA 12 and 13): pinned device memory of device 0.
+struct PoolProps {
+  int alloc_type = 1;     // CU_MEM_ALLOCATION_TYPE_PINNED
+  int handle_types = 0;   // none
+  int location_type = 1;  // CU_MEM_LOCATION_TYPE_DEVICE
+  int location_id = 0;
+  void* win32_security_attributes = nullptr;
+  size_t max_size = 0;
+  unsigned short usage = 0;
+  unsigned char reserved[54] = {};
+};
 
 struct Driver {
   CUresult (*cuInit)(unsigned);
@@ -45,15 +64,48 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void**,
                              void**);
-  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
-  CUresult (*cuMemFree)(CUdeviceptr);
-  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
-  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
-  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
-  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
-  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuMemPoolCreate)(CUmemoryPool*, const PoolProps*);
+  CUresult (*cuMemPoolDestroy)(CUmemoryPool);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void*);
+  CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, size_t, CUmemoryPool,
+                                      CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 };
+
+// cuBLAS, loaded with dlopen on the first contraction (Note [Contractions
+// through cuBLAS] in docs/gpu.md). Status 0 is success.
+using BlasHandle = void*;
+struct Blas {
+  int (*create)(BlasHandle*);
+  int (*destroy)(BlasHandle);
+  int (*set_stream)(BlasHandle, CUstream);
+  int (*set_math_mode)(BlasHandle, int);
+  int (*sgemm)(BlasHandle, int, int, int, int, int, const float*, const float*,
+               int, const float*, int, const float*, float*, int);
+  int (*dgemm)(BlasHandle, int, int, int, int, int, const double*,
+               const double*, int, const double*, int, const double*, double*,
+               int);
+  int (*sgemm_batched)(BlasHandle, int, int, int, int, int, const float*,
+                       const float*, int, long long, const float*, int,
+                       long long, const float*, float*, int, long long, int);
+  int (*dgemm_batched)(BlasHandle, int, int, int, int, int, const double*,
+                       const double*, int, long long, const double*, int,
+                       long long, const double*, double*, int, long long, int);
+  int (*sgeam)(BlasHandle, int, int, int, int, const float*, const float*, int,
+               const float*, const float*, int, float*, int);
+  int (*dgeam)(BlasHandle, int, int, int, int, const double*, const double*,
+               int, const double*, const double*, int, double*, int);
+};
+constexpr int kBlasOpN = 0, kBlasOpT = 1;
+constexpr int kBlasTf32Math = 3;  // CUBLAS_TF32_TENSOR_OP_MATH
 
 // See Note [Device errors in libraries] in docs/internals/c_abi.md: a
 // failure is recorded here, every lock and C++ object of the failing call is
@@ -99,6 +151,11 @@ struct Device {
   Driver driver{};
   CUcontext context = nullptr;
   int64_t multiprocessors = 1;
+  int64_t max_threads_per_block = 1024;
+  // cuBLAS: tried once; `blas_ready` when every entry point was found.
+  bool blas_tried = false;
+  bool blas_ready = false;
+  Blas blas{};
 };
 
 Device& GetDevice() {
@@ -141,37 +198,41 @@ bool LoadDriver(Device& device) {
                   why != nullptr ? why : name);
     return false;
   }
-  Driver& driver = device.driver;
-  if (!Load(library, "cuGetErrorString", driver.cuGetErrorString, device) ||
-      !Load(library, "cuInit", driver.cuInit, device) ||
-      !Load(library, "cuDeviceGetCount", driver.cuDeviceGetCount, device) ||
-      !Load(library, "cuDeviceGet", driver.cuDeviceGet, device) ||
-      !Load(library, "cuDeviceGetAttribute", driver.cuDeviceGetAttribute,
+  Driver& d = device.driver;
+  if (!Load(library, "cuGetErrorString", d.cuGetErrorString, device) ||
+      !Load(library, "cuInit", d.cuInit, device) ||
+      !Load(library, "cuDeviceGetCount", d.cuDeviceGetCount, device) ||
+      !Load(library, "cuDeviceGet", d.cuDeviceGet, device) ||
+      !Load(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute, device) ||
+      !Load(library, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain,
             device) ||
-      !Load(library, "cuDevicePrimaryCtxRetain",
-            driver.cuDevicePrimaryCtxRetain, device) ||
-      !Load(library, "cuCtxSetCurrent", driver.cuCtxSetCurrent, device) ||
-      !Load(library, "cuModuleLoadDataEx", driver.cuModuleLoadDataEx, device) ||
-      !Load(library, "cuModuleUnload", driver.cuModuleUnload, device) ||
-      !Load(library, "cuModuleGetFunction", driver.cuModuleGetFunction,
+      !Load(library, "cuCtxSetCurrent", d.cuCtxSetCurrent, device) ||
+      !Load(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx, device) ||
+      !Load(library, "cuModuleUnload", d.cuModuleUnload, device) ||
+      !Load(library, "cuModuleGetFunction", d.cuModuleGetFunction, device) ||
+      !Load(library, "cuLaunchKernel", d.cuLaunchKernel, device) ||
+      !Load(library, "cuStreamCreate", d.cuStreamCreate, device) ||
+      !Load(library, "cuStreamDestroy_v2", d.cuStreamDestroy, device) ||
+      !Load(library, "cuStreamSynchronize", d.cuStreamSynchronize, device) ||
+      !Load(library, "cuMemPoolCreate", d.cuMemPoolCreate, device) ||
+      !Load(library, "cuMemPoolDestroy", d.cuMemPoolDestroy, device) ||
+      !Load(library, "cuMemPoolSetAttribute", d.cuMemPoolSetAttribute,
             device) ||
-      !Load(library, "cuLaunchKernel", driver.cuLaunchKernel, device) ||
-      !Load(library, "cuMemAlloc_v2", driver.cuMemAlloc, device) ||
-      !Load(library, "cuMemFree_v2", driver.cuMemFree, device) ||
-      !Load(library, "cuMemcpyHtoD_v2", driver.cuMemcpyHtoD, device) ||
-      !Load(library, "cuMemcpyDtoH_v2", driver.cuMemcpyDtoH, device) ||
-      !Load(library, "cuMemcpyDtoD_v2", driver.cuMemcpyDtoD, device) ||
-      !Load(library, "cuMemsetD8_v2", driver.cuMemsetD8, device) ||
-      !Load(library, "cuCtxSynchronize", driver.cuCtxSynchronize, device))
+      !Load(library, "cuMemAllocFromPoolAsync", d.cuMemAllocFromPoolAsync,
+            device) ||
+      !Load(library, "cuMemFreeAsync", d.cuMemFreeAsync, device) ||
+      !Load(library, "cuMemcpyHtoDAsync_v2", d.cuMemcpyHtoDAsync, device) ||
+      !Load(library, "cuMemcpyDtoHAsync_v2", d.cuMemcpyDtoHAsync, device) ||
+      !Load(library, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync, device) ||
+      !Load(library, "cuMemsetD8Async", d.cuMemsetD8Async, device))
     return false;
-  CUresult result = driver.cuInit(0);
+  CUresult result = d.cuInit(0);
   int count = 0;
-  if (result == kCudaSuccess) result = driver.cuDeviceGetCount(&count);
+  if (result == kCudaSuccess) result = d.cuDeviceGetCount(&count);
   if (result != kCudaSuccess || count == 0) {
     const char* text = nullptr;
     if (result == kCudaSuccess ||
-        driver.cuGetErrorString(result, &text) != kCudaSuccess ||
-        text == nullptr)
+        d.cuGetErrorString(result, &text) != kCudaSuccess || text == nullptr)
       text = "the driver reports no GPU";
     std::snprintf(device.failure, sizeof device.failure, "no CUDA device: %s",
                   text);
@@ -180,16 +241,21 @@ bool LoadDriver(Device& device) {
   Error error;
   CUdevice handle = 0;
   int multiprocessors = 1;
-  if (!Check(driver.cuDeviceGet(&handle, 0), "cuDeviceGet", error) ||
-      !Check(driver.cuDevicePrimaryCtxRetain(&device.context, handle),
+  int max_threads = 1024;
+  if (!Check(d.cuDeviceGet(&handle, 0), "cuDeviceGet", error) ||
+      !Check(d.cuDevicePrimaryCtxRetain(&device.context, handle),
              "cuDevicePrimaryCtxRetain", error) ||
-      !Check(driver.cuDeviceGetAttribute(&multiprocessors,
-                                         kAttributeMultiprocessorCount, handle),
+      !Check(d.cuDeviceGetAttribute(&multiprocessors,
+                                    kAttributeMultiprocessorCount, handle),
+             "cuDeviceGetAttribute", error) ||
+      !Check(d.cuDeviceGetAttribute(&max_threads, kAttributeMaxThreadsPerBlock,
+                                    handle),
              "cuDeviceGetAttribute", error)) {
     std::snprintf(device.failure, sizeof device.failure, "%s", error.message);
     return false;
   }
   device.multiprocessors = multiprocessors;
+  device.max_threads_per_block = max_threads;
   return true;
 }
 
@@ -222,15 +288,58 @@ bool EnsureDevice(Error& error) {
   return current;
 }
 
-// Where an array lives: its device buffer (0 if none yet) of `bytes`, and
-// whether the host copy is current.
+// cuBLAS from DELTA_CUBLAS (a path, or "none") or else the toolkit's
+// libcublas.so.13, .12 or .11; false when none loads (contractions then use
+// the tiled kernel).
+bool LoadBlas(Device& device) {
+  std::lock_guard<std::mutex> lock(device.mutex);
+  if (device.blas_tried) return device.blas_ready;
+  device.blas_tried = true;
+  const char* chosen = std::getenv("DELTA_CUBLAS");
+  const char* names[] = {"libcublas.so.13", "libcublas.so.12",
+                         "libcublas.so.11"};
+  void* library = nullptr;
+  if (chosen != nullptr && *chosen != '\0') {
+    if (std::strcmp(chosen, "none") != 0)
+      library = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+  } else {
+    for (const char* name : names)
+      if (library == nullptr) library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  }
+  if (library == nullptr) return false;
+  Blas& blas = device.blas;
+  auto load = [&](const char* name, auto& function) {
+    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+        dlsym(library, name));
+    return function != nullptr;
+  };
+  device.blas_ready = load("cublasCreate_v2", blas.create) &&
+                      load("cublasDestroy_v2", blas.destroy) &&
+                      load("cublasSetStream_v2", blas.set_stream) &&
+                      load("cublasSetMathMode", blas.set_math_mode) &&
+                      load("cublasSgemm_v2", blas.sgemm) &&
+                      load("cublasDgemm_v2", blas.dgemm) &&
+                      load("cublasSgemmStridedBatched", blas.sgemm_batched) &&
+                      load("cublasDgemmStridedBatched", blas.dgemm_batched) &&
+                      load("cublasSgeam", blas.sgeam) &&
+                      load("cublasDgeam", blas.dgeam);
+  return device.blas_ready;
+}
+
+// Where an array lives: its device buffer (0 if none yet) of `bytes`,
+// whether the host copy is current, and whether the buffer is the caller's
+// (a library input or result in device memory: never freed here).
 struct DeviceCopy {
   CUdeviceptr device = 0;
   int64_t bytes = 0;
   bool host_current = true;
+  bool borrowed = false;
 };
 
-// See Note [Device sessions] in docs/internals/c_abi.md.
+// See Note [Device sessions] in docs/internals/c_abi.md: what one user of
+// the device owns. Its stream orders every launch, copy and allocation of
+// the session; its memory pool keeps freed device memory for the next
+// allocation (Note [Streams and the memory pool] in docs/gpu.md).
 struct Session {
   std::mutex mutex;
   void* (*alloc)(int64_t) = delta_alloc;
@@ -238,6 +347,9 @@ struct Session {
   // Library sessions look kernels up in `functions`, not in the host code's
   // slots, which every context of the library shares.
   bool library = false;
+  CUstream stream = nullptr;
+  CUmemoryPool pool = nullptr;
+  BlasHandle blas = nullptr;
   CUdeviceptr error_slot = 0;
   const DeltaCudaCheck* checks = nullptr;
   int64_t check_count = 0;
@@ -260,32 +372,77 @@ Session& CurrentSession() {
   return current_session != nullptr ? *current_session : ProcessSession();
 }
 
-// The device ready and the session's error slot allocated; `session.mutex`
-// held.
+// The session's cuBLAS handle, made on first use on the session's stream;
+// a cuBLAS status (0: success) and in `what` the call that failed.
+int BlasHandleOf(Session& session, const char*& what) {
+  const Blas& blas = GetDevice().blas;
+  std::lock_guard<std::mutex> lock(session.mutex);
+  if (session.blas != nullptr) return 0;
+  what = "cublasCreate";
+  int status = blas.create(&session.blas);
+  if (status == 0) {
+    what = "cublasSetStream";
+    status = blas.set_stream(session.blas, session.stream);
+  }
+  // TF32 tensor cores for f32 only when the user asks (docs/gpu.md).
+  const char* tf32 = std::getenv("DELTA_CUDA_TF32");
+  if (status == 0 && tf32 != nullptr && std::strcmp(tf32, "1") == 0) {
+    what = "cublasSetMathMode";
+    status = blas.set_math_mode(session.blas, kBlasTf32Math);
+  }
+  return status;
+}
+
+// The device ready and the session's stream, pool and error slot made;
+// `session.mutex` held.
 bool Ready(Session& session, Error& error) {
   if (!EnsureDevice(error)) return false;
   if (session.error_slot != 0) return true;
-  const Driver& driver = GetDevice().driver;
-  CUdeviceptr slot = 0;
-  if (!Check(driver.cuMemAlloc(&slot, 4 * sizeof(int64_t)), "cuMemAlloc",
-             error))
+  const Driver& d = GetDevice().driver;
+  if (session.stream == nullptr &&
+      !Check(d.cuStreamCreate(&session.stream, kStreamNonBlocking),
+             "cuStreamCreate", error))
     return false;
-  if (!Check(driver.cuMemsetD8(slot, 0, 4 * sizeof(int64_t)), "cuMemsetD8",
-             error)) {
-    driver.cuMemFree(slot);
+  if (session.pool == nullptr) {
+    PoolProps props;
+    if (!Check(d.cuMemPoolCreate(&session.pool, &props), "cuMemPoolCreate",
+               error))
+      return false;
+    // Keep freed memory for the session's next allocations instead of
+    // returning it to the driver at every synchronization.
+    unsigned long long keep = ~0ULL;
+    if (!Check(
+            d.cuMemPoolSetAttribute(session.pool, kPoolReleaseThreshold, &keep),
+            "cuMemPoolSetAttribute", error))
+      return false;
+  }
+  CUdeviceptr slot = 0;
+  if (!Check(d.cuMemAllocFromPoolAsync(&slot, 4 * sizeof(int64_t), session.pool,
+                                       session.stream),
+             "cuMemAllocAsync", error))
+    return false;
+  if (!Check(d.cuMemsetD8Async(slot, 0, 4 * sizeof(int64_t), session.stream),
+             "cuMemsetD8Async", error)) {
+    d.cuMemFreeAsync(slot, session.stream);
     return false;
   }
   session.error_slot = slot;
   return true;
 }
 
-CUdeviceptr AllocateDevice(int64_t bytes, Error& error) {
+CUdeviceptr AllocateDevice(Session& session, int64_t bytes, Error& error) {
   CUdeviceptr pointer = 0;
-  // The driver rejects empty allocations; every array gets a distinct one.
-  Check(GetDevice().driver.cuMemAlloc(
-            &pointer, static_cast<size_t>(bytes > 0 ? bytes : 1)),
-        "cuMemAlloc", error);
+  // The pool rejects empty allocations; every array gets a distinct one.
+  Check(GetDevice().driver.cuMemAllocFromPoolAsync(
+            &pointer, static_cast<size_t>(bytes > 0 ? bytes : 1), session.pool,
+            session.stream),
+        "cuMemAllocAsync", error);
   return pointer;
+}
+
+void FreeDevice(Session& session, const DeviceCopy& copy) {
+  if (copy.device != 0 && !copy.borrowed)
+    GetDevice().driver.cuMemFreeAsync(copy.device, session.stream);
 }
 
 // The kernel `name`, loading the module `ptx` into the session first.
@@ -325,15 +482,16 @@ CUfunction FindFunction(Session& session, void** slot, const char* ptx,
   return function;
 }
 
-// Waits for the device and reads the error slot into `error`; the session's
-// mutex held.
+// Waits for the session's stream and reads the error slot into `error`;
+// the session's mutex held.
 void Synchronize(Session& session, Error& error) {
   if (!Ready(session, error)) return;
-  const Driver& driver = GetDevice().driver;
-  if (!Check(driver.cuCtxSynchronize(), "a kernel", error)) return;
+  const Driver& d = GetDevice().driver;
   int64_t slot[4] = {0, 0, 0, 0};
-  if (!Check(driver.cuMemcpyDtoH(slot, session.error_slot, sizeof slot),
-             "cuMemcpyDtoH", error) ||
+  if (!Check(d.cuMemcpyDtoHAsync(slot, session.error_slot, sizeof slot,
+                                 session.stream),
+             "cuMemcpyDtoHAsync", error) ||
+      !Check(d.cuStreamSynchronize(session.stream), "a kernel", error) ||
       slot[0] == 0)
     return;
   if (slot[0] < 1 || slot[0] > session.check_count) {
@@ -361,14 +519,41 @@ CUdeviceptr DeviceOf(Session& session, void* host, int64_t bytes,
   if (copy.device != 0 && copy.bytes >= bytes) return copy.device;
   // A borrowed input that an earlier argument of the same call aliased
   // with fewer bytes: kernels may still read the old copy.
-  if (copy.device != 0) session.retired.push_back(copy.device);
-  copy.device = AllocateDevice(bytes, error);
+  if (copy.device != 0 && !copy.borrowed)
+    session.retired.push_back(copy.device);
+  copy.device = AllocateDevice(session, bytes, error);
   copy.bytes = bytes;
+  copy.borrowed = false;
   if (copy.device != 0 && bytes > 0)
-    Check(GetDevice().driver.cuMemcpyHtoD(copy.device, host,
-                                          static_cast<size_t>(bytes)),
-          "cuMemcpyHtoD", error);
+    Check(GetDevice().driver.cuMemcpyHtoDAsync(
+              copy.device, host, static_cast<size_t>(bytes), session.stream),
+          "cuMemcpyHtoDAsync", error);
   return copy.device;
+}
+
+// Makes the host copy of `host` current; the session's mutex held.
+void ToHost(Session& session, void* host, int64_t bytes, Error& error) {
+  auto it = session.arrays.find(host);
+  if (it == session.arrays.end() || it->second.host_current) return;
+  // A failed kernel check is reported before its result is read.
+  Synchronize(session, error);
+  const Driver& d = GetDevice().driver;
+  if (!error.failed && bytes > 0 &&
+      Check(d.cuMemcpyDtoHAsync(host, it->second.device,
+                                static_cast<size_t>(bytes), session.stream),
+            "cuMemcpyDtoHAsync", error))
+    Check(d.cuStreamSynchronize(session.stream), "cuMemcpyDtoH", error);
+  if (!error.failed) it->second.host_current = true;
+}
+
+// Frees every array's device copy and the retired buffers (the end of a
+// library call); the session's mutex held, its stream synchronized.
+void FreeArrays(Session& session) {
+  for (auto& [host, copy] : session.arrays) FreeDevice(session, copy);
+  session.arrays.clear();
+  for (CUdeviceptr pointer : session.retired)
+    GetDevice().driver.cuMemFreeAsync(pointer, session.stream);
+  session.retired.clear();
 }
 
 }  // namespace
@@ -410,7 +595,8 @@ void delta_cuda_launch(void* function, int64_t grid_x, int64_t grid_y,
             function, static_cast<unsigned>(grid_x),
             static_cast<unsigned>(grid_y), 1, static_cast<unsigned>(block_x),
             static_cast<unsigned>(block_y), 1,
-            static_cast<unsigned>(shared_bytes), nullptr, args, nullptr),
+            static_cast<unsigned>(shared_bytes), CurrentSession().stream, args,
+            nullptr),
         "cuLaunchKernel", error);
   Raise(error);
 }
@@ -444,7 +630,7 @@ void* delta_cuda_alloc(int64_t bytes) {
     std::lock_guard<std::mutex> lock(session.mutex);
     if (Ready(session, error)) {
       DeviceCopy& copy = session.arrays[host];
-      copy.device = AllocateDevice(bytes, error);
+      copy.device = AllocateDevice(session, bytes, error);
       copy.bytes = bytes;
       copy.host_current = false;
     }
@@ -471,15 +657,7 @@ void delta_cuda_host(void* host, int64_t bytes) {
   Error error;
   {
     std::lock_guard<std::mutex> lock(session.mutex);
-    auto it = session.arrays.find(host);
-    if (it == session.arrays.end() || it->second.host_current) return;
-    // A failed kernel check is reported before its result is read.
-    Synchronize(session, error);
-    if (!error.failed && bytes > 0)
-      Check(GetDevice().driver.cuMemcpyDtoH(host, it->second.device,
-                                            static_cast<size_t>(bytes)),
-            "cuMemcpyDtoH", error);
-    if (!error.failed) it->second.host_current = true;
+    ToHost(session, host, bytes, error);
   }
   Raise(error);
 }
@@ -502,10 +680,10 @@ void* delta_cuda_clone(void* host, int64_t bytes) {
   {
     std::lock_guard<std::mutex> lock(session.mutex);
     if (bytes > 0)
-      Check(GetDevice().driver.cuMemcpyDtoD(session.arrays[copy].device,
-                                            session.arrays[host].device,
-                                            static_cast<size_t>(bytes)),
-            "cuMemcpyDtoD", error);
+      Check(GetDevice().driver.cuMemcpyDtoDAsync(
+                session.arrays[copy].device, session.arrays[host].device,
+                static_cast<size_t>(bytes), session.stream),
+            "cuMemcpyDtoDAsync", error);
   }
   Raise(error);
   return copy;
@@ -517,12 +695,155 @@ void delta_cuda_free(void* host) {
     std::lock_guard<std::mutex> lock(session.mutex);
     auto it = session.arrays.find(host);
     if (it != session.arrays.end()) {
-      if (it->second.device != 0)
-        GetDevice().driver.cuMemFree(it->second.device);
+      FreeDevice(session, it->second);
       session.arrays.erase(it);
     }
   }
   session.release(host);
+}
+
+int32_t delta_cuda_gemm(int32_t elem_bytes, int64_t p, int64_t q, int64_t k,
+                        const void* x, int32_t x_k_inner, const void* y,
+                        int32_t y_k_outer, void* out, int64_t batch,
+                        int64_t x_stride, int64_t y_stride,
+                        int64_t out_stride) {
+  Device& device = GetDevice();
+  // cuBLAS takes int sizes.
+  if (p > INT_MAX || q > INT_MAX || k > INT_MAX || batch > INT_MAX ||
+      !LoadBlas(device))
+    return 0;
+  if (p == 0 || q == 0 || batch == 0) return 1;
+  const Blas& blas = device.blas;
+  Session& session = CurrentSession();
+  Error error;
+  const char* what = "cublasCreate";
+  int status = BlasHandleOf(session, what);
+  if (status == 0) {
+    // Row-major out (p × q) = x (p × k) · y (k × q) is, in cuBLAS's
+    // column-major terms, out^T = y^T · x^T (Note [Contractions through
+    // cuBLAS] in docs/gpu.md).
+    int m = static_cast<int>(q), n = static_cast<int>(p);
+    int depth = static_cast<int>(k);
+    int op_y = y_k_outer ? kBlasOpN : kBlasOpT;
+    int ld_y = static_cast<int>(y_k_outer ? q : k);
+    int op_x = x_k_inner ? kBlasOpN : kBlasOpT;
+    int ld_x = static_cast<int>(x_k_inner ? k : p);
+    int count = static_cast<int>(batch);
+    if (elem_bytes == 4) {
+      const float one = 1.0f, zero = 0.0f;
+      const auto* a = static_cast<const float*>(y);
+      const auto* b = static_cast<const float*>(x);
+      auto* c = static_cast<float*>(out);
+      what = "cublasSgemm";
+      status = batch == 1 ? blas.sgemm(session.blas, op_y, op_x, m, n, depth,
+                                       &one, a, ld_y, b, ld_x, &zero, c, m)
+                          : blas.sgemm_batched(session.blas, op_y, op_x, m, n,
+                                               depth, &one, a, ld_y, y_stride,
+                                               b, ld_x, x_stride, &zero, c, m,
+                                               out_stride, count);
+    } else {
+      const double one = 1.0, zero = 0.0;
+      const auto* a = static_cast<const double*>(y);
+      const auto* b = static_cast<const double*>(x);
+      auto* c = static_cast<double*>(out);
+      what = "cublasDgemm";
+      status = batch == 1 ? blas.dgemm(session.blas, op_y, op_x, m, n, depth,
+                                       &one, a, ld_y, b, ld_x, &zero, c, m)
+                          : blas.dgemm_batched(session.blas, op_y, op_x, m, n,
+                                               depth, &one, a, ld_y, y_stride,
+                                               b, ld_x, x_stride, &zero, c, m,
+                                               out_stride, count);
+    }
+  }
+  if (status != 0)
+    SetError(error, "cuBLAS error in %s (status %d)", what, status);
+  Raise(error);
+  return 1;
+}
+
+int32_t delta_cuda_transpose(int32_t elem_bytes, int64_t rows, int64_t cols,
+                             const void* source, void* destination) {
+  Device& device = GetDevice();
+  if (rows > INT_MAX || cols > INT_MAX || !LoadBlas(device)) return 0;
+  if (rows == 0 || cols == 0) return 1;
+  Session& session = CurrentSession();
+  const char* what = "cublasCreate";
+  int status = BlasHandleOf(session, what);
+  // source row-major (rows × cols) is column-major (cols × rows), ld cols;
+  // destination row-major (cols × rows) is column-major (rows × cols).
+  int m = static_cast<int>(rows), n = static_cast<int>(cols);
+  if (status == 0 && elem_bytes == 4) {
+    const float one = 1.0f, zero = 0.0f;
+    auto* out = static_cast<float*>(destination);
+    what = "cublasSgeam";
+    status = device.blas.sgeam(session.blas, kBlasOpT, kBlasOpN, m, n, &one,
+                               static_cast<const float*>(source), n, &zero, out,
+                               m, out, m);
+  } else if (status == 0) {
+    const double one = 1.0, zero = 0.0;
+    auto* out = static_cast<double*>(destination);
+    what = "cublasDgeam";
+    status = device.blas.dgeam(session.blas, kBlasOpT, kBlasOpN, m, n, &one,
+                               static_cast<const double*>(source), n, &zero,
+                               out, m, out, m);
+  }
+  Error error;
+  if (status != 0)
+    SetError(error, "cuBLAS error in %s (status %d)", what, status);
+  Raise(error);
+  return 1;
+}
+
+void* delta_cuda_adopt(void* device_pointer, int64_t bytes) {
+  Session& session = CurrentSession();
+  void* host = session.alloc(bytes);
+  std::lock_guard<std::mutex> lock(session.mutex);
+  DeviceCopy& copy = session.arrays[host];
+  copy.device = reinterpret_cast<CUdeviceptr>(device_pointer);
+  copy.bytes = bytes;
+  copy.host_current = false;
+  copy.borrowed = true;
+  return host;
+}
+
+void delta_cuda_to_device(void* host, int64_t bytes, void* device_pointer) {
+  Session& session = CurrentSession();
+  Error error;
+  {
+    std::lock_guard<std::mutex> lock(session.mutex);
+    const Driver& d = GetDevice().driver;
+    auto destination = reinterpret_cast<CUdeviceptr>(device_pointer);
+    auto it = session.arrays.find(host);
+    if (bytes <= 0) {
+    } else if (it != session.arrays.end() && !it->second.host_current) {
+      if (it->second.device != destination)
+        Check(d.cuMemcpyDtoDAsync(destination, it->second.device,
+                                  static_cast<size_t>(bytes), session.stream),
+              "cuMemcpyDtoDAsync", error);
+    } else if (Ready(session, error)) {
+      Check(d.cuMemcpyHtoDAsync(destination, host, static_cast<size_t>(bytes),
+                                session.stream),
+            "cuMemcpyHtoDAsync", error);
+    }
+  }
+  Raise(error);
+}
+
+void delta_cuda_copy_to_host(void* host, const void* device_pointer,
+                             int64_t bytes) {
+  Session& session = CurrentSession();
+  Error error;
+  {
+    std::lock_guard<std::mutex> lock(session.mutex);
+    const Driver& d = GetDevice().driver;
+    if (bytes > 0 && Ready(session, error) &&
+        Check(d.cuMemcpyDtoHAsync(host,
+                                  reinterpret_cast<CUdeviceptr>(device_pointer),
+                                  static_cast<size_t>(bytes), session.stream),
+              "cuMemcpyDtoHAsync", error))
+      Check(d.cuStreamSynchronize(session.stream), "cuMemcpyDtoH", error);
+  }
+  Raise(error);
 }
 
 void* delta_cuda_session_create(void* (*alloc)(int64_t),
@@ -541,14 +862,20 @@ void delta_cuda_session_destroy(void* opaque) {
   Error error;
   // Without a device the session never allocated anything.
   if (DeviceLoaded() && EnsureDevice(error)) {
-    const Driver& driver = GetDevice().driver;
-    driver.cuCtxSynchronize();
-    for (auto& [host, copy] : session->arrays)
-      if (copy.device != 0) driver.cuMemFree(copy.device);
-    for (CUdeviceptr pointer : session->retired) driver.cuMemFree(pointer);
+    Device& device = GetDevice();
+    const Driver& d = device.driver;
+    if (session->stream != nullptr) d.cuStreamSynchronize(session->stream);
+    FreeArrays(*session);
+    if (session->error_slot != 0)
+      d.cuMemFreeAsync(session->error_slot, session->stream);
+    if (session->blas != nullptr) device.blas.destroy(session->blas);
+    if (session->stream != nullptr) {
+      d.cuStreamSynchronize(session->stream);
+      d.cuStreamDestroy(session->stream);
+    }
+    if (session->pool != nullptr) d.cuMemPoolDestroy(session->pool);
     for (auto& [ptx, module] : session->modules)
-      if (module != nullptr) driver.cuModuleUnload(module);
-    if (session->error_slot != 0) driver.cuMemFree(session->error_slot);
+      if (module != nullptr) d.cuModuleUnload(module);
   }
   delete session;
 }
@@ -563,21 +890,18 @@ void delta_cuda_session_leave(void* opaque, int32_t failed) {
   current_session = nullptr;
   Error error;
   std::lock_guard<std::mutex> lock(session->mutex);
-  if (!EnsureDevice(error)) {
+  if (!EnsureDevice(error) || session->stream == nullptr) {
     session->arrays.clear();
     return;
   }
-  const Driver& driver = GetDevice().driver;
+  const Driver& d = GetDevice().driver;
   // Kernels of a failed call may still run: wait before freeing.
-  driver.cuCtxSynchronize();
-  for (auto& [host, copy] : session->arrays)
-    if (copy.device != 0) driver.cuMemFree(copy.device);
-  session->arrays.clear();
-  for (CUdeviceptr pointer : session->retired) driver.cuMemFree(pointer);
-  session->retired.clear();
+  d.cuStreamSynchronize(session->stream);
+  FreeArrays(*session);
   // The next call starts with a clear error slot.
   if (failed != 0 && session->error_slot != 0)
-    driver.cuMemsetD8(session->error_slot, 0, 4 * sizeof(int64_t));
+    d.cuMemsetD8Async(session->error_slot, 0, 4 * sizeof(int64_t),
+                      session->stream);
 }
 
 }  // extern "C"

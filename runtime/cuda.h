@@ -72,6 +72,37 @@ void* delta_cuda_clone(void* host, int64_t bytes);
 /* Frees the array and its device copy. */
 void delta_cuda_free(void* host);
 
+/* A contraction through cuBLAS (loaded with dlopen on first use), on the
+   session's stream: out[p, q] = sum over k of x[p, k] * y[k, q], with out
+   row-major (p × q), x stored [p][k] when `x_k_inner` (else [k][p]) and y
+   stored [k][q] when `y_k_outer` (else [q][k]); `batch` such products whose
+   operands and results are `x_stride`, `y_stride`, `out_stride` elements
+   apart. `elem_bytes` is 4 (f32) or 8 (f64). Returns 1 when cuBLAS ran it,
+   0 when cuBLAS is absent (the caller then launches the tiled kernel); a
+   cuBLAS failure is a run-time error. TF32 tensor cores are used for f32
+   only with DELTA_CUDA_TF32=1. */
+int32_t delta_cuda_gemm(int32_t elem_bytes, int64_t p, int64_t q, int64_t k,
+                        const void* x, int32_t x_k_inner, const void* y,
+                        int32_t y_k_outer, void* out, int64_t batch,
+                        int64_t x_stride, int64_t y_stride, int64_t out_stride);
+
+/* Transposes a row-major rows × cols matrix of 4- or 8-byte elements in
+   device memory into `destination` (cols × rows) with cuBLAS's geam on the
+   session's stream. Returns 0 when cuBLAS is absent. */
+int32_t delta_cuda_transpose(int32_t elem_bytes, int64_t rows, int64_t cols,
+                             const void* source, void* destination);
+
+/* The caller's device memory as an array of the current session (a library
+   input in device memory): a host handle whose device copy is
+   `device_pointer`, which the session never frees. */
+void* delta_cuda_adopt(void* device_pointer, int64_t bytes);
+/* Writes the array `host` into the caller's device memory (a library result
+   in device memory): device-to-device when it lives on the device. */
+void delta_cuda_to_device(void* host, int64_t bytes, void* device_pointer);
+/* Copies `bytes` of device memory to the host and waits for it. */
+void delta_cuda_copy_to_host(void* host, const void* device_pointer,
+                             int64_t bytes);
+
 /* Sessions: what one user of the device owns (its modules, error slot and
    arrays' device copies). Executables use one session for the process; a
    library built with --target=cuda gives each context its own, through the
@@ -82,6 +113,9 @@ void delta_cuda_free(void* host);
    library's tracked allocator). No driver call; null when out of memory. */
 void* delta_cuda_session_create(void* (*alloc)(int64_t),
                                 void (*release)(void*));
+/* Sessions own a stream (every launch, copy and allocation of the session
+   is ordered on it) and a memory pool (cuMemAllocFromPoolAsync; freed
+   memory stays in the pool for the next allocation). */
 /* Unloads the session's modules and frees its device memory. Never fails. */
 void delta_cuda_session_destroy(void* session);
 /* Makes `session` the calling thread's session and initializes the device:

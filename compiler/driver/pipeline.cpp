@@ -234,8 +234,7 @@ std::unique_ptr<cuda::CudaCompilation> CompileCuda(const ir::Module& module,
 ExitStatus BuildCuda(const ir::Module& module,
                      const BuildCommandOptions& options,
                      llvm::raw_ostream& err) {
-  auto compilation =
-      CompileCuda(module, options, err);
+  auto compilation = CompileCuda(module, options, err);
   if (!compilation) return kExitCompileError;
   if (options.emit == Emit::Ptx) {
     auto file = OpenOutput(options.output, err);
@@ -311,8 +310,7 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
     return kExitCompileError;
   }
   if (!options.interpret && options.target == "cuda") {
-    auto compilation =
-        CompileCuda(*compiled.module, options, err);
+    auto compilation = CompileCuda(*compiled.module, options, err);
     if (!compilation) return kExitCompileError;
     return RunNative(*compiled.module, options.opt_level, out, err,
                      &cuda::Hooks(*compilation));

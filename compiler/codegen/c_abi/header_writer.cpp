@@ -96,6 +96,8 @@ typedef struct model_context model_context;
 
 typedef struct model_options {
   int32_t num_threads; /* 0: the shared pool; 1: only the calling thread */
+  int32_t device_memory; /* 1: plain entries take and write CUDA device
+                            pointers (libraries built with --target=cuda) */
 } model_options;
 
 /* `options` may be null. Returns null when out of memory. */
@@ -211,9 +213,10 @@ void Writer::Entry(const AbiEntry& entry) {
 
 void Writer::DlpackEntry(const AbiEntry& entry) {
   out_ << "/* " << entry.c_name
-       << " with DLPack tensors (CPU, dtype and ndim "
-          "as above; any\n   strides: non-contiguous inputs are copied, "
-          "outputs written through their strides). */\n";
+       << " with DLPack tensors (dtype and ndim as above; "
+          "CPU memory with any\n   strides: non-contiguous inputs are "
+          "copied, outputs written through their\n   strides; kDLCUDA device "
+          "memory, compact, with --target=cuda). */\n";
   std::string head = abi_.prefix + "_status " + entry.c_name + "_dl(";
   out_ << head
        << Join(abi_.prefix, DlpackArgs(entry), std::string(head.size(), ' '))

@@ -56,7 +56,7 @@ class CudaHost final : public CudaCompilation {
   llvm::Constant* checks_global_ = nullptr;
   llvm::StringMap<llvm::GlobalVariable*> function_slots_;
   llvm::FunctionCallee init_, function_, launch_, multiprocessors_, error_slot_,
-      check_, alloc_, device_, host_, free_;
+      check_, alloc_, device_, host_, free_, gemm_;
   codegen::ModuleContext* context_ = nullptr;
 };
 
@@ -118,6 +118,9 @@ void CudaHost::BeginModule(codegen::ModuleContext& module) {
   device_ = declare("delta_cuda_device", ptr, {ptr, i64});
   host_ = declare("delta_cuda_host", void_type, {ptr, i64});
   free_ = declare("delta_cuda_free", void_type, {ptr});
+  gemm_ = declare(
+      "delta_cuda_gemm", i32,
+      {i32, i64, i64, i64, ptr, i32, ptr, i32, ptr, i64, i64, i64, i64});
   // Arrays may have device copies: freeing and copying go through the
   // runtime, which knows.
   module.free = free_;
@@ -319,19 +322,43 @@ void CudaHost::EmitReduce(codegen::FunctionEmitter& emitter,
   emitter.Set(op.results[0], value);
 }
 
-// See Note [Tiled contraction] in docs/gpu.md.
+// See Note [Contractions through cuBLAS] and Note [Tiled contraction] in
+// docs/gpu.md: cuBLAS when the runtime finds it, else the tiled kernel.
 void CudaHost::EmitContraction(codegen::FunctionEmitter& emitter,
                                const Kernel& kernel) {
   llvm::IRBuilder<>& builder = emitter.Builder();
   const ir::Op& op = *kernel.op;
+  const ir::Type& type = op.results[0]->type;
+  auto [host, device] = DeviceArray(emitter, Bytes(emitter, type));
+  // The result is row-major over its dims in canonical order: out[p, q] =
+  // sum over k of x[p, k] * y[k, q].
+  bool i_outer = type.dims[0] == kernel.i;
+  const ir::Value* x = i_outer ? kernel.a : kernel.b;
+  const ir::Value* y = i_outer ? kernel.b : kernel.a;
+  llvm::Value* used_blas = builder.CreateCall(
+      gemm_, {builder.getInt32(emitter.ElemBytes(type.elem)),
+              emitter.DimSize(type.dims[0]), emitter.DimSize(type.dims[1]),
+              emitter.DimSize(kernel.k), DevicePointer(emitter, x),
+              builder.getInt32(x->type.dims[1] == kernel.k ? 1 : 0),
+              DevicePointer(emitter, y),
+              builder.getInt32(y->type.dims[0] == kernel.k ? 1 : 0), device,
+              builder.getInt64(1), builder.getInt64(0), builder.getInt64(0),
+              builder.getInt64(0)});
+  llvm::Function* parent = builder.GetInsertBlock()->getParent();
+  llvm::LLVMContext& context = builder.getContext();
+  auto* tiled = llvm::BasicBlock::Create(context, "gemm.tiled", parent);
+  auto* done = llvm::BasicBlock::Create(context, "gemm.done", parent);
+  builder.CreateCondBr(builder.CreateICmpEQ(used_blas, builder.getInt32(0)),
+                       tiled, done);
+  builder.SetInsertPoint(tiled);
   llvm::Value* function = Function(emitter, kernel.name);
-  auto [host, device] =
-      DeviceArray(emitter, Bytes(emitter, op.results[0]->type));
   std::vector<llvm::Value*> args = {builder.CreateCall(error_slot_), device};
   AddCaptured(emitter, kernel, args);
   Launch(emitter, function, CeilDiv(builder, emitter.DimSize(kernel.j), kTile),
          CeilDiv(builder, emitter.DimSize(kernel.i), kTile), kTile, kTile,
          args);
+  builder.CreateBr(done);
+  builder.SetInsertPoint(done);
   emitter.Set(op.results[0], host);
 }
 
@@ -375,7 +402,8 @@ std::unique_ptr<CudaCompilation> CompileKernels(const ir::Module& module,
             "' (expected sm_XY, e.g. sm_80 or sm_90)";
     return nullptr;
   }
-  KernelPlan plan = OutlineKernels(module, !FindLibdevice().empty(), options.min_work);
+  KernelPlan plan =
+      OutlineKernels(module, !FindLibdevice().empty(), options.min_work);
   llvm::LLVMContext context;
   std::vector<DeviceCheck> checks;
   std::unique_ptr<llvm::Module> kernels =

@@ -2,7 +2,11 @@
    memory but cannot run kernels, so that a machine without a GPU can test
    the runtime's device sessions: copies, failed launches, and that every
    device buffer and module is released. FAKE_CUDA_DEVICES=0 makes it report
-   no GPU. It says when the last buffer and module are released. */
+   no GPU. It says when the last buffer and module are released.
+   FAKE_CUDA_LAUNCH=ok makes launches succeed without running anything (the
+   results are then garbage, but the traffic is real), and
+   FAKE_CUDA_REPORT=1 prints, at exit, how many copies of each direction and
+   how many allocations the process made. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,25 @@ typedef unsigned long long Pointer;
 enum { kSuccess = 0, kNoDevice = 100, kUnsupported = 801 };
 
 static int live_buffers, live_modules, launches;
+static long long htod_calls, htod_bytes, dtoh_calls, dtoh_bytes, dtod_calls;
+static long long plain_allocs, pool_allocs, streams;
+
+/* The counts so far, for tests that call the driver themselves: launches,
+   host-to-device copies and bytes, device-to-host copies and bytes,
+   device-to-device copies, cuMemAlloc calls, pool allocations. */
+void fake_cuda_counts(long long* counts) {
+  long long values[8] = {launches,   htod_calls, htod_bytes,  dtoh_calls,
+                         dtoh_bytes, dtod_calls, plain_allocs, pool_allocs};
+  memcpy(counts, values, sizeof values);
+}
+
+static void Report(void) {
+  printf("fake driver: %d launches; host to device: %lld copies, %lld bytes; "
+         "device to host: %lld copies, %lld bytes; device to device: %lld "
+         "copies; cuMemAlloc: %lld; pool allocations: %lld; streams: %lld\n",
+         launches, htod_calls, htod_bytes, dtoh_calls, dtoh_bytes, dtod_calls,
+         plain_allocs, pool_allocs, streams);
+}
 
 static void Released(void) {
   if (live_buffers == 0 && live_modules == 0)
@@ -23,7 +46,11 @@ int cuGetErrorString(int result, const char** text) {
                               : "fake driver: not supported";
   return kSuccess;
 }
-int cuInit(unsigned flags) { return flags == 0 ? kSuccess : kUnsupported; }
+int cuInit(unsigned flags) {
+  const char* report = getenv("FAKE_CUDA_REPORT");
+  if (report != NULL && strcmp(report, "1") == 0) atexit(Report);
+  return flags == 0 ? kSuccess : kUnsupported;
+}
 int cuDeviceGetCount(int* count) {
   const char* devices = getenv("FAKE_CUDA_DEVICES");
   *count = devices != NULL ? atoi(devices) : 1;
@@ -74,13 +101,16 @@ int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz,
   (void)function, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
   (void)shared, (void)stream, (void)params, (void)extra;
   ++launches;
-  return kUnsupported;
+  const char* launch = getenv("FAKE_CUDA_LAUNCH");
+  return launch != NULL && strcmp(launch, "ok") == 0 ? kSuccess
+                                                     : kUnsupported;
 }
 int cuMemAlloc_v2(Pointer* pointer, size_t bytes) {
   void* memory = malloc(bytes);
   if (memory == NULL) return 2;
   *pointer = (Pointer)memory;
   ++live_buffers;
+  ++plain_allocs;
   return kSuccess;
 }
 int cuMemFree_v2(Pointer pointer) {
@@ -102,6 +132,79 @@ int cuMemcpyDtoD_v2(Pointer dst, Pointer src, size_t bytes) {
   return kSuccess;
 }
 int cuMemsetD8_v2(Pointer dst, unsigned char value, size_t bytes) {
+  memset((void*)dst, value, bytes);
+  return kSuccess;
+}
+
+/* Streams, the stream-ordered pool and asynchronous copies: everything
+   happens at once, in host memory. */
+int cuStreamCreate(void** stream, unsigned flags) {
+  (void)flags;
+  static int handle;
+  *stream = &handle;
+  ++streams;
+  return kSuccess;
+}
+int cuStreamDestroy_v2(void* stream) { return stream ? kSuccess : 1; }
+int cuStreamSynchronize(void* stream) {
+  (void)stream;
+  return kSuccess;
+}
+int cuMemPoolCreate(void** pool, const void* props) {
+  (void)props;
+  *pool = malloc(1);
+  ++live_modules; /* released like a module: by cuMemPoolDestroy */
+  return kSuccess;
+}
+int cuMemPoolDestroy(void* pool) {
+  free(pool);
+  --live_modules;
+  Released();
+  return kSuccess;
+}
+int cuMemPoolSetAttribute(void* pool, int attribute, void* value) {
+  (void)pool, (void)attribute, (void)value;
+  return kSuccess;
+}
+int cuMemAllocFromPoolAsync(Pointer* pointer, size_t bytes, void* pool,
+                            void* stream) {
+  (void)pool, (void)stream;
+  void* memory = malloc(bytes);
+  if (memory == NULL) return 2;
+  *pointer = (Pointer)memory;
+  ++live_buffers;
+  ++pool_allocs;
+  return kSuccess;
+}
+int cuMemFreeAsync(Pointer pointer, void* stream) {
+  (void)stream;
+  return cuMemFree_v2(pointer);
+}
+int cuMemcpyHtoDAsync_v2(Pointer dst, const void* src, size_t bytes,
+                         void* stream) {
+  (void)stream;
+  ++htod_calls;
+  htod_bytes += (long long)bytes;
+  memcpy((void*)dst, src, bytes);
+  return kSuccess;
+}
+int cuMemcpyDtoHAsync_v2(void* dst, Pointer src, size_t bytes, void* stream) {
+  (void)stream;
+  ++dtoh_calls;
+  dtoh_bytes += (long long)bytes;
+  memcpy(dst, (const void*)src, bytes);
+  return kSuccess;
+}
+int cuMemcpyDtoDAsync_v2(Pointer dst, Pointer src, size_t bytes,
+                         void* stream) {
+  (void)stream;
+  ++dtod_calls;
+  memmove((void*)dst, (const void*)src, bytes);
+  return kSuccess;
+}
+int cuMemsetD8Async(Pointer dst, unsigned char value, size_t bytes,
+                    void* stream) {
+  (void)stream;
   memset((void*)dst, value, bytes);
   return kSuccess;
 }
