@@ -3,7 +3,8 @@
 
 For each lang-test (and GradBench/bench module) that has `fn main` or an
 `export fn` (what `dlc run` or `dlc build --lib` would compile), runs
-`dlc build --target=cuda --gpu-arch=ARCH --emit=ptx` for sm_80 and sm_90 and
+`dlc build --target=cuda --gpu-arch=ARCH --gpu-min-work=0 --emit=ptx` (every
+op that can be a kernel is one) for sm_80 and sm_90 and
 `ptxas -arch=ARCH` on the result. `fail_*` tests are included: many fail
 only at run time. Programs that do not compile for the CPU either
 (expected compile errors, missing imports) are skipped, as the CPU backend
@@ -75,7 +76,7 @@ def main():
                 ptx = os.path.join(scratch, f"out.{arch}.ptx")
                 emit = subprocess.run(
                     [args.dlc, "build", "--target=cuda", f"--gpu-arch={arch}",
-                     "--emit=ptx", path, "-o", ptx],
+                     "--gpu-min-work=0", "--emit=ptx", path, "-o", ptx],
                     capture_output=True, text=True, cwd=os.path.dirname(path))
                 if emit.returncode != 0:
                     cpu = subprocess.run(

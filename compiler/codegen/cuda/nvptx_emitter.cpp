@@ -57,10 +57,17 @@ class KernelEmitter : public FunctionEmitter {
   llvm::GlobalVariable* SharedArray(ir::ElemKind elem, int64_t count);
   llvm::Value* ToMemory(ir::ElemKind elem, llvm::Value* value);
   llvm::Value* FromMemory(ir::ElemKind elem, llvm::Value* value);
-  // Combines the block's `acc` values into thread 0's result (a tree in
-  // shared memory: log2(kBlockSize) steps, a barrier each).
+  // Combines the block's `acc` values into thread 0's result (Note
+  // [Reductions on the GPU]: warp shuffles, then one warp over the warps'
+  // results in shared memory; two barriers).
   llvm::Value* BlockReduce(ir::ReduceKind kind, ir::ElemKind elem,
                            llvm::Value* acc, llvm::Value* thread);
+  // Combines `value` with the values of the lanes `offset`, ... 1 above it
+  // in the warp (a shuffle-down tree); lane 0 holds the warp's result.
+  llvm::Value* WarpReduce(ir::ReduceKind kind, ir::ElemKind elem,
+                          llvm::Value* value);
+  // The `value` of the lane `offset` above this one (shfl.sync.down).
+  llvm::Value* ShuffleDown(llvm::Value* value, int offset);
   // Emits `then` when `condition` holds.
   void EmitWhen(llvm::Value* condition, const std::function<void()>& then);
 
@@ -145,7 +152,17 @@ void KernelEmitter::EmitStrided(llvm::Value* begin, llvm::Value* end,
   builder_.SetInsertPoint(body_block);
   body(i);
   builder_.CreateStore(builder_.CreateAdd(i, step), counter);
-  builder_.CreateBr(header);
+  llvm::BranchInst* latch = builder_.CreateBr(header);
+  // Four iterations in flight per thread: enough loads outstanding to
+  // reach the memory's bandwidth (Note [Launch geometry]).
+  llvm::MDNode* loop = llvm::MDNode::getDistinct(
+      context_,
+      {nullptr,
+       llvm::MDNode::get(
+           context_, {llvm::MDString::get(context_, "llvm.loop.unroll.count"),
+                      llvm::ConstantAsMetadata::get(builder_.getInt32(4))})});
+  loop->replaceOperandWith(0, loop);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
   builder_.SetInsertPoint(exit);
 }
 
@@ -185,29 +202,72 @@ llvm::Value* KernelEmitter::FromMemory(ir::ElemKind elem, llvm::Value* value) {
              : value;
 }
 
+llvm::Value* KernelEmitter::ShuffleDown(llvm::Value* value, int offset) {
+  // Only the lanes still running take part: a thread that failed a check
+  // has exited, and the block's result is then discarded anyway.
+  llvm::Value* mask =
+      builder_.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {});
+  auto shuffle = [&](llvm::Value* word, llvm::Intrinsic::ID id) {
+    return builder_.CreateIntrinsic(
+        id, {}, {mask, word, builder_.getInt32(offset), builder_.getInt32(31)});
+  };
+  llvm::Type* type = value->getType();
+  if (type->isFloatTy())
+    return shuffle(value, llvm::Intrinsic::nvvm_shfl_sync_down_f32);
+  unsigned bits = type->getPrimitiveSizeInBits();
+  if (bits <= 32) {  // i1, i8, i32
+    llvm::Value* word =
+        builder_.CreateZExtOrBitCast(value, builder_.getInt32Ty());
+    llvm::Value* moved =
+        shuffle(word, llvm::Intrinsic::nvvm_shfl_sync_down_i32);
+    return builder_.CreateTruncOrBitCast(moved, type);
+  }
+  // 64 bits (f64, i64): two 32-bit shuffles.
+  llvm::Value* whole = builder_.CreateBitCast(value, builder_.getInt64Ty());
+  llvm::Value* low = shuffle(builder_.CreateTrunc(whole, builder_.getInt32Ty()),
+                             llvm::Intrinsic::nvvm_shfl_sync_down_i32);
+  llvm::Value* high =
+      shuffle(builder_.CreateTrunc(builder_.CreateLShr(whole, 32),
+                                   builder_.getInt32Ty()),
+              llvm::Intrinsic::nvvm_shfl_sync_down_i32);
+  llvm::Value* joined = builder_.CreateOr(
+      builder_.CreateZExt(low, builder_.getInt64Ty()),
+      builder_.CreateShl(builder_.CreateZExt(high, builder_.getInt64Ty()), 32));
+  return builder_.CreateBitCast(joined, type);
+}
+
+llvm::Value* KernelEmitter::WarpReduce(ir::ReduceKind kind, ir::ElemKind elem,
+                                       llvm::Value* value) {
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+    value = ReduceCombine(kind, elem, value, ShuffleDown(value, offset));
+  return value;
+}
+
 llvm::Value* KernelEmitter::BlockReduce(ir::ReduceKind kind, ir::ElemKind elem,
                                         llvm::Value* acc, llvm::Value* thread) {
-  llvm::GlobalVariable* shared = SharedArray(elem, kBlockSize);
+  constexpr int kWarps = kBlockSize / kWarpSize;
+  llvm::GlobalVariable* shared = SharedArray(elem, kWarps);
   llvm::Type* memory_type = MemoryType(elem);
   auto at = [&](llvm::Value* index) {
     return builder_.CreateInBoundsGEP(memory_type, shared, index);
   };
-  builder_.CreateStore(ToMemory(elem, acc), at(thread));
+  llvm::Value* lane = builder_.CreateAnd(thread, kWarpSize - 1);
+  llvm::Value* warp = builder_.CreateLShr(thread, 5);
+  llvm::Value* warp_total = WarpReduce(kind, elem, acc);
+  EmitWhen(builder_.CreateICmpEQ(lane, builder_.getInt64(0)),
+           [&] { builder_.CreateStore(ToMemory(elem, warp_total), at(warp)); });
   Barrier();
-  for (int width = kBlockSize / 2; width > 0; width /= 2) {
-    llvm::Value* partner = builder_.CreateAdd(thread, builder_.getInt64(width));
-    EmitWhen(builder_.CreateICmpULT(thread, builder_.getInt64(width)), [&] {
-      llvm::Value* mine =
-          FromMemory(elem, builder_.CreateLoad(memory_type, at(thread)));
-      llvm::Value* theirs =
-          FromMemory(elem, builder_.CreateLoad(memory_type, at(partner)));
-      builder_.CreateStore(
-          ToMemory(elem, ReduceCombine(kind, elem, mine, theirs)), at(thread));
-    });
-    Barrier();
-  }
-  return FromMemory(elem,
-                    builder_.CreateLoad(memory_type, at(builder_.getInt64(0))));
+  // The first warp combines the warps' results; the others read identity.
+  llvm::Value* mine = builder_.CreateSelect(
+      builder_.CreateICmpULT(thread, builder_.getInt64(kWarps)),
+      FromMemory(elem,
+                 builder_.CreateLoad(
+                     memory_type, at(builder_.CreateAnd(
+                                      thread, builder_.getInt64(kWarps - 1))))),
+      ReduceIdentity(kind, elem));
+  llvm::Value* total = WarpReduce(kind, elem, mine);
+  Barrier();  // the shared array may be reused by a later reduction
+  return total;
 }
 
 void KernelEmitter::EmitTabulateKernel() {

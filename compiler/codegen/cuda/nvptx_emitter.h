@@ -15,6 +15,7 @@ namespace delta::cuda {
 
 // Threads per block of every kernel (a contraction's 16 × 16 tile too).
 inline constexpr int kBlockSize = 256;
+inline constexpr int kWarpSize = 32;
 inline constexpr int kTile = 16;
 
 // A check that failed on the device, reported by the host as
