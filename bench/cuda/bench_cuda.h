@@ -1,7 +1,7 @@
 /* What the GPU benchmark drivers share (bench/cuda/run.py builds and runs
    them): per-call timing, JSON lines on stdout, agreement checks, inputs
    that torch_mlp.py can reproduce, and DLPack tensors over device memory.
-   Valid C99 and C++ (chain.cu includes it through nvcc). */
+   Valid C99 and C++ (chain_bench.cu includes it through nvcc). */
 #ifndef DELTA_BENCH_CUDA_H_
 #define DELTA_BENCH_CUDA_H_
 
@@ -16,14 +16,14 @@
 
 /* A CUDA runtime call that must succeed: the driver cannot go on without
    it, so it says FAIL and exits. */
-#define BENCH_CUDA(call)                                                  \
-  do {                                                                    \
-    cudaError_t bench_error_ = (call);                                    \
-    if (bench_error_ != cudaSuccess) {                                    \
-      printf("{\"fail\": \"CUDA error in %s: %s\"}\n", #call,              \
-             cudaGetErrorString(bench_error_));                           \
-      exit(3);                                                            \
-    }                                                                     \
+#define BENCH_CUDA(call)                                      \
+  do {                                                        \
+    cudaError_t bench_error_ = (call);                        \
+    if (bench_error_ != cudaSuccess) {                        \
+      printf("{\"fail\": \"CUDA error in %s: %s\"}\n", #call, \
+             cudaGetErrorString(bench_error_));               \
+      exit(3);                                                \
+    }                                                         \
   } while (0)
 
 static inline double BenchNow(void) {
@@ -89,8 +89,8 @@ static inline BenchTiming BenchTime(void (*fn)(void*), void* ctx) {
 
 /* One measurement: `work` units of `unit` per call (flop, byte, step). */
 static inline void BenchReport(const char* bench_case, const char* params,
-                        const char* impl, BenchTiming timing, double work,
-                        const char* unit) {
+                               const char* impl, BenchTiming timing,
+                               double work, const char* unit) {
   printf(
       "{\"case\": \"%s\", \"params\": \"%s\", \"impl\": \"%s\", "
       "\"median_s\": %.9g, \"reps\": %d, \"work\": %.9g, \"unit\": \"%s\"}\n",
@@ -100,16 +100,17 @@ static inline void BenchReport(const char* bench_case, const char* params,
 
 /* A value run.py needs besides timings (a checksum for PyTorch's). */
 static inline void BenchValue(const char* bench_case, const char* params,
-                       const char* name, double value) {
-  printf("{\"case\": \"%s\", \"params\": \"%s\", \"value\": \"%s\", "
-         "\"x\": %.17g}\n",
-         bench_case, params, name, value);
+                              const char* name, double value) {
+  printf(
+      "{\"case\": \"%s\", \"params\": \"%s\", \"value\": \"%s\", "
+      "\"x\": %.17g}\n",
+      bench_case, params, name, value);
   fflush(stdout);
 }
 
 /* A failure that ends this size of the case (a Delta status, say). */
 static inline void BenchFail(const char* bench_case, const char* params,
-                      const char* message) {
+                             const char* message) {
   printf("{\"case\": \"%s\", \"params\": \"%s\", \"fail\": \"", bench_case,
          params);
   for (const char* c = message; *c; ++c) {
@@ -124,9 +125,9 @@ static inline void BenchFail(const char* bench_case, const char* params,
    the largest |want| (at least `floor`), at most `tolerance`. Reported as a
    check line; returns whether it passed. */
 static inline int BenchCheck(const char* bench_case, const char* params,
-                      const char* what, const double* got,
-                      const double* want, int64_t n, double tolerance,
-                      double floor) {
+                             const char* what, const double* got,
+                             const double* want, int64_t n, double tolerance,
+                             double floor) {
   double scale = floor, error = 0;
   int64_t worst = 0;
   for (int64_t i = 0; i < n; ++i)
@@ -139,10 +140,11 @@ static inline int BenchCheck(const char* bench_case, const char* params,
     }
   }
   int ok = error / scale <= tolerance;
-  printf("{\"case\": \"%s\", \"params\": \"%s\", \"check\": \"%s\", "
-         "\"error\": %.3g, \"tolerance\": %.3g, \"ok\": %s",
-         bench_case, params, what, error / scale, tolerance,
-         ok ? "true" : "false");
+  printf(
+      "{\"case\": \"%s\", \"params\": \"%s\", \"check\": \"%s\", "
+      "\"error\": %.3g, \"tolerance\": %.3g, \"ok\": %s",
+      bench_case, params, what, error / scale, tolerance,
+      ok ? "true" : "false");
   if (!ok && n > 0)
     printf(", \"at\": %lld, \"got\": %.9g, \"want\": %.9g", (long long)worst,
            got[worst], want[worst]);
@@ -154,21 +156,22 @@ static inline int BenchCheck(const char* bench_case, const char* params,
 /* Deterministic inputs: entry i of stream `seed` is offset + scale * u with
    u = ((i * 2654435761 + seed * 97531) mod 2^32 >> 8) / 2^24, exact in f32;
    torch_mlp.py computes the same values. */
-static inline float BenchInput(int64_t i, uint32_t seed, float offset, float scale) {
+static inline float BenchInput(int64_t i, uint32_t seed, float offset,
+                               float scale) {
   uint32_t h = (uint32_t)((uint64_t)i * 2654435761u + (uint64_t)seed * 97531u);
   float u = (float)(h >> 8) / 16777216.0f;
   return offset + scale * u;
 }
 
 static inline float* BenchInputsF32(int64_t n, uint32_t seed, float offset,
-                             float scale) {
+                                    float scale) {
   float* x = (float*)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
   for (int64_t i = 0; i < n; ++i) x[i] = BenchInput(i, seed, offset, scale);
   return x;
 }
 
 static inline double* BenchInputsF64(int64_t n, uint32_t seed, float offset,
-                              float scale) {
+                                     float scale) {
   double* x = (double*)malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
   for (int64_t i = 0; i < n; ++i) x[i] = BenchInput(i, seed, offset, scale);
   return x;
@@ -191,7 +194,7 @@ static inline double* BenchF32ToF64(const float* x, int64_t n) {
 /* A dense row-major DLPack tensor (strides NULL) over `data`, on GPU 0 when
    `on_device` and in host memory otherwise; `shape` must outlive it. */
 static inline DLTensor BenchTensor(void* data, int on_device, uint8_t code,
-                            uint8_t bits, int32_t ndim, int64_t* shape) {
+                                   uint8_t bits, int32_t ndim, int64_t* shape) {
   DLTensor tensor;
   memset(&tensor, 0, sizeof tensor);
   tensor.data = data;

@@ -96,7 +96,8 @@ def find_gpu():
     driver.cuDriverGetVersion(ctypes.byref(version))
     memory = ctypes.c_size_t(0)
     driver.cuDeviceTotalMem_v2(ctypes.byref(memory), device)
-    return {"name": name.value.decode(), "compute": f"{major.value}.{minor.value}",
+    return {"name": name.value.decode(),
+            "compute": f"{major.value}.{minor.value}",
             "driver": f"{version.value // 1000}.{version.value % 1000 // 10}",
             "memory_gib": round(memory.value / 2**30, 1)}
 
@@ -121,19 +122,19 @@ class Toolkit:
                         None)
 
     def problems(self):
-        missing = [what for what, ok in (
-            (self.nvcc, os.path.exists(self.nvcc)),
-            (os.path.join(self.include, "cublas_v2.h"),
-             os.path.exists(os.path.join(self.include, "cublas_v2.h"))),
-            (f"libcudart.so under {self.root}", self.lib is not None)) if not ok]
-        return [f"missing {what}" for what in missing]
+        cublas = os.path.join(self.include, "cublas_v2.h")
+        found = ((self.nvcc, os.path.exists(self.nvcc)),
+                 (cublas, os.path.exists(cublas)),
+                 (f"libcudart.so under {self.root}", self.lib is not None))
+        return [f"missing {what}" for what, ok in found if not ok]
 
 
 class Builder:
     """Builds the Delta libraries and the drivers into `work`."""
 
-    def __init__(self, args, toolkit, arch, work):
+    def __init__(self, args, toolkit, arch, work, deadline):
         self.dlc = args.dlc
+        self.deadline = deadline
         self.toolkit = toolkit
         self.arch = arch
         self.work = work
@@ -143,8 +144,14 @@ class Builder:
         if not os.path.exists("/usr/include/dlpack/dlpack.h"):
             self.includes.append(os.path.join(HERE, "third_party"))
 
-    def run(self, command, cwd=None):
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    def run(self, command):
+        try:
+            done = subprocess.run(command, capture_output=True, text=True,
+                                  timeout=max(10, self.deadline -
+                                              time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"{' '.join(command)}: stopped (the time "
+                               "budget)") from None
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed:\n"
                                f"{done.stdout}{done.stderr}".strip())
@@ -185,14 +192,14 @@ class Builder:
     def contraction(self):
         folder = self.case_folder("contraction")
         self.library(os.path.join(HERE, "contraction.dl"), folder, "cuda")
-        return [self.driver(os.path.join(HERE, "contraction.c"),
+        return [self.driver(os.path.join(HERE, "contraction_bench.c"),
                             os.path.join(folder, "contraction_bench"),
                             {folder: "contraction"}, cublas=True)]
 
     def chain(self):
         folder = self.case_folder("chain")
         self.library(os.path.join(HERE, "chain.dl"), folder, "cuda")
-        return [self.driver(os.path.join(HERE, "chain.cu"),
+        return [self.driver(os.path.join(HERE, "chain_bench.cu"),
                             os.path.join(folder, "chain_bench"),
                             {folder: "chain"})]
 
@@ -221,7 +228,7 @@ class Builder:
             if count != 1:
                 raise RuntimeError(f"bench/cases/mlp.dl: no `dim {name} = N;`")
         libraries = self.twin(folder, "mlp", text + TRAIN_STEP_PARAMS)
-        return [self.driver(os.path.join(HERE, "mlp.c"),
+        return [self.driver(os.path.join(HERE, "mlp_bench.c"),
                             os.path.join(folder, "mlp_bench"), libraries)]
 
     def gmm(self):
@@ -229,7 +236,7 @@ class Builder:
         with open(os.path.join(BENCH, "gradbench", "modules", "gmm.dl"),
                   encoding="utf-8") as file:
             libraries = self.twin(folder, "gmm", file.read())
-        return [self.driver(os.path.join(HERE, "gmm.c"),
+        return [self.driver(os.path.join(HERE, "gmm_bench.c"),
                             os.path.join(folder, "gmm_bench"), libraries)]
 
 
@@ -264,10 +271,10 @@ class Runner:
     """Runs drivers one at a time (nothing else on the GPU), within the
     budget, collecting their JSON lines and failures."""
 
-    def __init__(self, deadline, env, log):
+    def __init__(self, deadline, env):
         self.deadline = deadline
         self.env = env
-        self.log = log
+        self.log = []
         self.records = []
         self.failures = []
 
@@ -288,9 +295,9 @@ class Runner:
                                  "time budget)")
         else:
             stdout = done.stdout
-        self.log.write(f"==> {name} ({time.monotonic() - started:.1f} s): "
-                       f"{' '.join(command)}\n{stdout}"
-                       f"{done.stderr if done else ''}\n")
+        self.log.append(f"==> {name} ({time.monotonic() - started:.1f} s): "
+                        f"{' '.join(command)}\n{stdout}"
+                        f"{done.stderr if done else ''}\n")
         records = []
         for line in stdout.splitlines():
             try:
@@ -304,7 +311,8 @@ class Runner:
             elif record.get("ok") is False:
                 self.failures.append(
                     f"{name} {record['params']}: {record['check']} is off by "
-                    f"{record['error']:.3g} (tolerance {record['tolerance']:.3g})")
+                    f"{record['error']:.3g} "
+                    f"(tolerance {record['tolerance']:.3g})")
         if done is not None and done.returncode != 0 and not any(
                 "fail" in r or r.get("ok") is False for r in records):
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
@@ -320,6 +328,14 @@ def median(records, case, params, impl):
                 and record.get("impl") == impl and "median_s" in record):
             return record
     return None
+
+
+# How the table names what the drivers call their Delta timings.
+DELTA_LABELS = {"delta": "GPU matmul", "delta chain": "GPU chain",
+                "delta sum": "GPU chain_sum_squares",
+                "delta gpu step": "GPU train_step",
+                "delta gpu params": "GPU train_step_params",
+                "delta gpu": "GPU jacobian"}
 
 
 def rate(record):
@@ -396,6 +412,8 @@ def format_seconds(seconds):
 
 
 def print_table(rows):
+    if not rows:
+        return
     header = ("case", "size", "Delta", "reference", "Delta time",
               "ref time", "Delta/ref", "target", "Delta rate", "ref rate")
     lines = [header]
@@ -404,12 +422,15 @@ def print_table(rows):
         if row["target"] is not None:
             target = (f"<= {row['target']:.2f} "
                       f"{'ok' if row['met'] else 'MISSED'}")
+        delta_rate = row["delta_rate"] or (
+            f"{1 / row['ratio']:.1f}x faster" if row["ratio"] < 1 else
+            f"{row['ratio']:.1f}x slower")
         lines.append((
-            row["case"], row["params"], row["delta"].replace("delta ", ""),
-            row["reference"], format_seconds(row["delta_s"]),
-            format_seconds(row["reference_s"]),
+            row["case"], row["params"],
+            DELTA_LABELS.get(row["delta"], row["delta"]), row["reference"],
+            format_seconds(row["delta_s"]), format_seconds(row["reference_s"]),
             f"{row['ratio']:.2f}" + ("*" if row["reps"] < 5 else ""),
-            target, row["delta_rate"], row["reference_rate"]))
+            target, delta_rate, row["reference_rate"]))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
         print("  ".join(cell.ljust(width)
@@ -432,8 +453,8 @@ def check_torch(records, failures):
                         abs_sum = other["x"]
             if want is None:
                 continue
-            # As mlp.c checks the GPU's checksum: within 1e-7 of the sum of
-            # the weights' magnitudes.
+            # As mlp_bench.c checks the GPU's checksum: within 1e-7 of the
+            # sum of the weights' magnitudes.
             scale = max(1.0, 0.01 * (abs_sum or 0), abs(want))
             error = abs(record["checksum"] - want) / scale
             ok = error <= 1e-5
@@ -483,30 +504,30 @@ def main():
         return 1
     arch = args.gpu_arch
     if arch is None:
-        major = int(gpu["compute"].split(".")[0]) if isinstance(gpu, dict) else 9
+        major = (int(gpu["compute"].split(".")[0]) if isinstance(gpu, dict)
+                 else 9)
         arch = "sm_90" if major >= 9 else "sm_80"
     sizes = SELF_TEST if args.self_test else QUICK if args.quick else FULL
 
     work = args.keep or tempfile.mkdtemp(prefix="delta-bench-cuda-")
     os.makedirs(work, exist_ok=True)
-    log_path = os.path.join(work, "log.txt")
     try:
-        with open(log_path, "w", encoding="utf-8") as log:
-            status = run_all(args, gpu, toolkit, arch, sizes, work, log,
-                             started, deadline)
+        status = run_all(args, gpu, toolkit, arch, sizes, work, started,
+                         deadline)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return status
 
 
-def run_all(args, gpu, toolkit, arch, sizes, work, log, started, deadline):
-    builder = Builder(args, toolkit, arch, work)
+def run_all(args, gpu, toolkit, arch, sizes, work, started, deadline):
+    builder = Builder(args, toolkit, arch, work, deadline)
     built, build_errors = build_all(builder, sizes)
     build_s = time.monotonic() - started
     print(f"bench/cuda: built {len(built)} of {len(built) + len(build_errors)}"
           f" in {build_s:.1f} s ({arch})", flush=True)
-    failures = [f"build {name}: {error}" for name, error in build_errors.items()]
+    failures = [f"build {name}: {error}"
+                for name, error in build_errors.items()]
 
     env = dict(os.environ)
     env.update({
@@ -520,7 +541,7 @@ def run_all(args, gpu, toolkit, arch, sizes, work, log, started, deadline):
         "BENCH_MAX_TIME": os.environ.get("BENCH_MAX_TIME",
                                          "1" if args.quick else "3"),
     })
-    runner = Runner(deadline, env, log)
+    runner = Runner(deadline, env)
     cpu_only = ["--cpu-only"] if args.self_test else []
     if "contraction" in built and not args.self_test:
         runner("contraction", built["contraction"] + sizes["contraction"])
@@ -594,6 +615,14 @@ def run_all(args, gpu, toolkit, arch, sizes, work, log, started, deadline):
         file.write("\n")
     if not args.self_test or args.json:
         print(f"bench/cuda: wrote {json_path}")
+    if failures:
+        # The drivers' whole output, for the failures' context.
+        log_path = os.path.splitext(json_path)[0] + ".log"
+        with open(log_path, "w", encoding="utf-8") as file:
+            file.write("".join(f"build {name}: {error}\n"
+                               for name, error in build_errors.items()))
+            file.write("".join(runner.log))
+        print(f"bench/cuda: the drivers' output is in {log_path}")
     return 1 if failures else 0
 
 

@@ -1,5 +1,5 @@
-"""The MLP training step of bench/cuda/mlp.c in PyTorch on the GPU: the same
-inputs (bench_cuda.h's BenchInput), the same step (loss, gradient, new
+"""The MLP training step of bench/cuda/mlp_bench.c in PyTorch on the GPU:
+the same inputs (bench_cuda.h's BenchInput), the same step (loss, gradient, new
 parameters = p - 0.01 * gradient, their checksum read back as a Python
 float, which synchronizes), timed per call like the C drivers. Prints one
 JSON line per size (one process for all: importing torch takes seconds);
@@ -39,10 +39,8 @@ def main():
         print(json.dumps({"skipped": f"torch {torch.__version__} has no CUDA "
                                      "device"}))
         return
-    if args.device == "cuda":
-        # Plain FP32 matmuls, as Delta and cuBLAS compute by default.
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+    # Plain FP32 matmuls (no TF32), as Delta and cuBLAS compute by default.
+    torch.set_float32_matmul_precision("highest")
     for sizes in args.sizes:
         feat, hidden, classes, batch = (int(size) for size in sizes.split(":"))
         print(json.dumps(measure(torch, args.device, feat, hidden, classes,

@@ -47,6 +47,8 @@ class CudaHost final : public CudaCompilation {
   void EmitTabulate(codegen::FunctionEmitter& emitter, const Kernel& kernel);
   void EmitReduce(codegen::FunctionEmitter& emitter, const Kernel& kernel);
   void EmitContraction(codegen::FunctionEmitter& emitter, const Kernel& kernel);
+  llvm::Value* EmitGemm(codegen::FunctionEmitter& emitter, const Kernel& kernel,
+                        llvm::Value* out);
 
   KernelPlan plan_;
   std::string ptx_;
@@ -273,13 +275,23 @@ void CudaHost::EmitReduce(codegen::FunctionEmitter& emitter,
           builder.getInt64(1024));
   auto [out_host, out_device] =
       DeviceArray(emitter, builder.CreateMul(result_count, elem_bytes));
-  llvm::Value* function = Function(emitter, kernel.name);
-  llvm::Value* error_slot = builder.CreateCall(error_slot_);
   llvm::Function* parent = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = builder.getContext();
+  auto* done = llvm::BasicBlock::Create(context, "reduce.done", parent);
+  if (!kernel.batch.empty()) {
+    // A batch of matrix products: cuBLAS's strided-batched GEMM when the
+    // runtime has it, else the reduction kernel.
+    auto* fallback = llvm::BasicBlock::Create(context, "reduce.kernel", parent);
+    builder.CreateCondBr(
+        builder.CreateICmpEQ(EmitGemm(emitter, kernel, out_device),
+                             builder.getInt32(0)),
+        fallback, done);
+    builder.SetInsertPoint(fallback);
+  }
+  llvm::Value* function = Function(emitter, kernel.name);
+  llvm::Value* error_slot = builder.CreateCall(error_slot_);
   auto* one_pass = llvm::BasicBlock::Create(context, "reduce.direct", parent);
   auto* two_pass = llvm::BasicBlock::Create(context, "reduce.split", parent);
-  auto* done = llvm::BasicBlock::Create(context, "reduce.done", parent);
   builder.CreateCondBr(builder.CreateICmpEQ(split, builder.getInt64(1)),
                        one_pass, two_pass);
   // One block per result element writes the result itself.
@@ -322,6 +334,45 @@ void CudaHost::EmitReduce(codegen::FunctionEmitter& emitter,
   emitter.Set(op.results[0], value);
 }
 
+// A call of delta_cuda_gemm for the contraction `kernel` into `out`: 1 if
+// cuBLAS ran it, 0 if it is absent. The result is row-major over its dims
+// in canonical order (batch dims first): out[p, q] = sum over k of
+// x[p, k] * y[k, q] for each batch element.
+llvm::Value* CudaHost::EmitGemm(codegen::FunctionEmitter& emitter,
+                                const Kernel& kernel, llvm::Value* out) {
+  llvm::IRBuilder<>& builder = emitter.Builder();
+  const ir::Type& type = kernel.op->results[0]->type;
+  size_t rank = type.dims.size();
+  bool i_outer = type.dims[rank - 2] == kernel.i;
+  const ir::Value* x = i_outer ? kernel.a : kernel.b;
+  const ir::Value* y = i_outer ? kernel.b : kernel.a;
+  const ir::Dim* p = type.dims[rank - 2];
+  const ir::Dim* q = type.dims[rank - 1];
+  llvm::Value* batch = builder.getInt64(1);
+  for (const ir::Dim* dim : kernel.batch)
+    batch = builder.CreateMul(batch, emitter.DimSize(dim));
+  // Elements between two batch elements' matrices (0: shared by all).
+  auto stride = [&](const ir::Value* array, const ir::Dim* other) {
+    if (kernel.batch.empty() || array->type.dims.size() == 2)
+      return static_cast<llvm::Value*>(builder.getInt64(0));
+    return builder.CreateMul(emitter.DimSize(other), emitter.DimSize(kernel.k));
+  };
+  const ir::DimList& x_dims = x->type.dims;
+  const ir::DimList& y_dims = y->type.dims;
+  llvm::Value* out_stride =
+      kernel.batch.empty()
+          ? static_cast<llvm::Value*>(builder.getInt64(0))
+          : builder.CreateMul(emitter.DimSize(p), emitter.DimSize(q));
+  return builder.CreateCall(
+      gemm_,
+      {builder.getInt32(emitter.ElemBytes(type.elem)), emitter.DimSize(p),
+       emitter.DimSize(q), emitter.DimSize(kernel.k), DevicePointer(emitter, x),
+       builder.getInt32(x_dims[x_dims.size() - 1] == kernel.k ? 1 : 0),
+       DevicePointer(emitter, y),
+       builder.getInt32(y_dims[y_dims.size() - 2] == kernel.k ? 1 : 0), out,
+       batch, stride(x, p), stride(y, q), out_stride});
+}
+
 // See Note [Contractions through cuBLAS] and Note [Tiled contraction] in
 // docs/gpu.md: cuBLAS when the runtime finds it, else the tiled kernel.
 void CudaHost::EmitContraction(codegen::FunctionEmitter& emitter,
@@ -330,20 +381,7 @@ void CudaHost::EmitContraction(codegen::FunctionEmitter& emitter,
   const ir::Op& op = *kernel.op;
   const ir::Type& type = op.results[0]->type;
   auto [host, device] = DeviceArray(emitter, Bytes(emitter, type));
-  // The result is row-major over its dims in canonical order: out[p, q] =
-  // sum over k of x[p, k] * y[k, q].
-  bool i_outer = type.dims[0] == kernel.i;
-  const ir::Value* x = i_outer ? kernel.a : kernel.b;
-  const ir::Value* y = i_outer ? kernel.b : kernel.a;
-  llvm::Value* used_blas = builder.CreateCall(
-      gemm_, {builder.getInt32(emitter.ElemBytes(type.elem)),
-              emitter.DimSize(type.dims[0]), emitter.DimSize(type.dims[1]),
-              emitter.DimSize(kernel.k), DevicePointer(emitter, x),
-              builder.getInt32(x->type.dims[1] == kernel.k ? 1 : 0),
-              DevicePointer(emitter, y),
-              builder.getInt32(y->type.dims[0] == kernel.k ? 1 : 0), device,
-              builder.getInt64(1), builder.getInt64(0), builder.getInt64(0),
-              builder.getInt64(0)});
+  llvm::Value* used_blas = EmitGemm(emitter, kernel, device);
   llvm::Function* parent = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = builder.getContext();
   auto* tiled = llvm::BasicBlock::Create(context, "gemm.tiled", parent);

@@ -127,6 +127,80 @@ bool MatchContraction(const ir::Op& op, Kernel& kernel) {
   return true;
 }
 
+// reduce.sum [k] { x = gather a …; y = gather b …; yield x * y } over a
+// result [batch…, i, j] whose batch dims are outermost in every array that
+// has them: a is [batch…, i, k] or [i, k] (any order of i and k), b likewise.
+bool MatchBatchedContraction(const ir::Op& op, Kernel& kernel) {
+  if (op.kind != ir::OpKind::Reduce || op.reduce != ir::ReduceKind::Sum ||
+      op.regions.empty() || op.dims.size() != 1 ||
+      op.results[0]->type.dims.size() < 3)
+    return false;
+  const ir::Block& body = *op.region(0);
+  if (body.ops.size() != 4) return false;
+  const ir::Op& load_a = *body.ops[0];
+  const ir::Op& load_b = *body.ops[1];
+  const ir::Op& product = *body.ops[2];
+  const ir::Op& yield = *body.ops[3];
+  if (load_a.kind != ir::OpKind::Gather || load_b.kind != ir::OpKind::Gather ||
+      product.kind != ir::OpKind::Mul || yield.operands.size() != 1 ||
+      yield.operands[0] != product.results[0] ||
+      product.operands[0] != load_a.results[0] ||
+      product.operands[1] != load_b.results[0])
+    return false;
+  // Each load reads a whole array of the function at the region's indices.
+  auto whole = [&](const ir::Op& load) {
+    const ir::Value* array = load.operands[0];
+    if (array->block == &body ||
+        (array->def != nullptr && array->def->parent == &body) ||
+        load.operands.size() != array->type.dims.size() + 1)
+      return false;
+    ir::DimList indexed;
+    for (size_t i = 1; i < load.operands.size(); ++i) {
+      if (!IsBlockArgOf(load.operands[i], body)) return false;
+      indexed.Insert(load.operands[i]->type.index_dim);
+    }
+    return indexed == array->type.dims;
+  };
+  if (!whole(load_a) || !whole(load_b)) return false;
+  const ir::Dim* k = op.dims[0];
+  const ir::DimList& result = op.results[0]->type.dims;
+  const ir::DimList& a = load_a.operands[0]->type.dims;
+  const ir::DimList& b = load_b.operands[0]->type.dims;
+  if (!a.Contains(k) || !b.Contains(k)) return false;
+  const ir::Dim* i = nullptr;
+  const ir::Dim* j = nullptr;
+  std::vector<const ir::Dim*> batch;
+  for (const ir::Dim* dim : result) {
+    bool in_a = a.Contains(dim), in_b = b.Contains(dim);
+    if (in_a && !in_b && i == nullptr)
+      i = dim;
+    else if (in_b && !in_a && j == nullptr)
+      j = dim;
+    else
+      batch.push_back(dim);
+  }
+  if (i == nullptr || j == nullptr) return false;
+  // a and b have all batch dims or none, and nothing else.
+  auto fits = [&](const ir::DimList& dims, const ir::Dim* own) {
+    size_t batch_dims = 0;
+    for (const ir::Dim* dim : batch) batch_dims += dims.Contains(dim) ? 1 : 0;
+    return (batch_dims == 0 || batch_dims == batch.size()) &&
+           dims.size() == batch_dims + 2 && dims.Contains(own);
+  };
+  if (!fits(a, i) || !fits(b, j)) return false;
+  // Batch dims outermost: each batch's matrix is contiguous.
+  for (const ir::Dim* dim : batch)
+    if (dim->order > i->order || dim->order > j->order || dim->order > k->order)
+      return false;
+  kernel.a = load_a.operands[0];
+  kernel.b = load_b.operands[0];
+  kernel.i = i;
+  kernel.j = j;
+  kernel.k = k;
+  kernel.batch = std::move(batch);
+  return true;
+}
+
 bool MakeKernel(const ir::Op& op, bool device_math, Kernel& kernel) {
   kernel.op = &op;
   if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
@@ -144,6 +218,7 @@ bool MakeKernel(const ir::Op& op, bool device_math, Kernel& kernel) {
   }
   if (IsPlainReduce(op)) {
     if (MatchContraction(op, kernel)) return true;
+    MatchBatchedContraction(op, kernel);
     kernel.kind = KernelKind::Reduce;
     return op.regions.empty() || IsDeviceBlock(*op.region(0), device_math);
   }

@@ -37,6 +37,11 @@ struct Kernel {
   const ir::Dim* i = nullptr;
   const ir::Dim* j = nullptr;
   const ir::Dim* k = nullptr;
+  // A Reduce that is a batch of such products over `batch` (the result's
+  // outermost dims; a and b have all of them or none): the host tries
+  // cuBLAS's strided-batched GEMM first (Note [Contractions through
+  // cuBLAS]).
+  std::vector<const ir::Dim*> batch;
 };
 
 struct KernelPlan {

@@ -51,9 +51,11 @@ class KernelEmitter : public FunctionEmitter {
   void Barrier();
   // Sets the coordinates of `linear` over `dims` (row-major, canonical).
   void Decompose(llvm::Value* linear, const ir::DimList& dims, Coords& coords);
-  // for (i = begin; i < end; i += step) body(i)
+  // for (i = begin; i < end; i += step) body(i), unrolled by four when
+  // `unroll` (bodies without barriers).
   void EmitStrided(llvm::Value* begin, llvm::Value* end, llvm::Value* step,
-                   const std::function<void(llvm::Value*)>& body);
+                   const std::function<void(llvm::Value*)>& body,
+                   bool unroll = false);
   llvm::GlobalVariable* SharedArray(ir::ElemKind elem, int64_t count);
   llvm::Value* ToMemory(ir::ElemKind elem, llvm::Value* value);
   llvm::Value* FromMemory(ir::ElemKind elem, llvm::Value* value);
@@ -138,7 +140,8 @@ void KernelEmitter::Decompose(llvm::Value* linear, const ir::DimList& dims,
 
 void KernelEmitter::EmitStrided(llvm::Value* begin, llvm::Value* end,
                                 llvm::Value* step,
-                                const std::function<void(llvm::Value*)>& body) {
+                                const std::function<void(llvm::Value*)>& body,
+                                bool unroll) {
   llvm::AllocaInst* counter = EntryAlloca(builder_.getInt64Ty(), "i");
   builder_.CreateStore(begin, counter);
   auto* header = llvm::BasicBlock::Create(context_, "loop", kernel_function_);
@@ -153,6 +156,8 @@ void KernelEmitter::EmitStrided(llvm::Value* begin, llvm::Value* end,
   body(i);
   builder_.CreateStore(builder_.CreateAdd(i, step), counter);
   llvm::BranchInst* latch = builder_.CreateBr(header);
+  builder_.SetInsertPoint(exit);
+  if (!unroll) return;
   // Four iterations in flight per thread: enough loads outstanding to
   // reach the memory's bandwidth (Note [Launch geometry]).
   llvm::MDNode* loop = llvm::MDNode::getDistinct(
@@ -163,7 +168,6 @@ void KernelEmitter::EmitStrided(llvm::Value* begin, llvm::Value* end,
                       llvm::ConstantAsMetadata::get(builder_.getInt32(4))})});
   loop->replaceOperandWith(0, loop);
   latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
-  builder_.SetInsertPoint(exit);
 }
 
 void KernelEmitter::EmitWhen(llvm::Value* condition,
@@ -293,33 +297,36 @@ void KernelEmitter::EmitTabulateKernel() {
       SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
   llvm::Value* step = builder_.CreateMul(
       threads, SpecialRegister(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x));
-  EmitStrided(start, total, step, [&](llvm::Value* linear) {
-    Coords coords;
-    Decompose(linear, dims, coords);
-    std::vector<llvm::Value*> values;
-    if (op.kind == ir::OpKind::Map) {
-      std::vector<llvm::Value*> args;
-      for (const ir::Dim* dim : op.dims) args.push_back(coords[dim]);
-      values = EmitRegionValues(*op.region(0), args,
-                                std::vector<bool>(args.size(), false));
-    } else if (op.kind == ir::OpKind::Iota) {
-      values.push_back(coords[op.dims[0]]);
-    } else {
-      std::vector<llvm::Value*> x;
-      for (const Operand& operand : operands)
-        x.push_back(Read(operand, coords));
-      if (op.kind == ir::OpKind::Broadcast)
-        values.push_back(x[0]);
-      else if (op.kind == ir::OpKind::Select)
-        values.push_back(builder_.CreateSelect(x[0], x[1], x[2]));
-      else if (x.size() == 1)
-        values.push_back(EmitUnaryScalar(op, x[0]));
-      else
-        values.push_back(EmitBinaryScalar(op, x[0], x[1]));
-    }
-    for (unsigned i = 0; i < result_count; ++i)
-      StoreElement(results[i], coords, values[i]);
-  });
+  EmitStrided(
+      start, total, step,
+      [&](llvm::Value* linear) {
+        Coords coords;
+        Decompose(linear, dims, coords);
+        std::vector<llvm::Value*> values;
+        if (op.kind == ir::OpKind::Map) {
+          std::vector<llvm::Value*> args;
+          for (const ir::Dim* dim : op.dims) args.push_back(coords[dim]);
+          values = EmitRegionValues(*op.region(0), args,
+                                    std::vector<bool>(args.size(), false));
+        } else if (op.kind == ir::OpKind::Iota) {
+          values.push_back(coords[op.dims[0]]);
+        } else {
+          std::vector<llvm::Value*> x;
+          for (const Operand& operand : operands)
+            x.push_back(Read(operand, coords));
+          if (op.kind == ir::OpKind::Broadcast)
+            values.push_back(x[0]);
+          else if (op.kind == ir::OpKind::Select)
+            values.push_back(builder_.CreateSelect(x[0], x[1], x[2]));
+          else if (x.size() == 1)
+            values.push_back(EmitUnaryScalar(op, x[0]));
+          else
+            values.push_back(EmitBinaryScalar(op, x[0], x[1]));
+        }
+        for (unsigned i = 0; i < result_count; ++i)
+          StoreElement(results[i], coords, values[i]);
+      },
+      /*unroll=*/true);
   builder_.CreateRetVoid();
 }
 
@@ -364,7 +371,8 @@ void KernelEmitter::EmitReduceKernel() {
         }
         llvm::Value* old = builder_.CreateLoad(RegisterType(elem), acc);
         builder_.CreateStore(ReduceCombine(op.reduce, elem, old, x), acc);
-      });
+      },
+      /*unroll=*/true);
   llvm::Value* total = BlockReduce(
       op.reduce, elem, builder_.CreateLoad(RegisterType(elem), acc), thread);
   EmitWhen(builder_.CreateICmpEQ(thread, builder_.getInt64(0)), [&] {

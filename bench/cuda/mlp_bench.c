@@ -6,8 +6,10 @@
    bench/) and `train_step_params` (run.py's addition: the new parameters
    themselves, written into device tensors, as a training loop would keep
    them); the GPU's new parameters are checked against the CPU's.
-   Usage: mlp [--cpu-only]   (--cpu-only: the CPU half, for run.py
+   Usage: mlp_bench [--cpu-only]   (--cpu-only: the CPU half, for run.py
    --self-test on machines without a GPU). */
+#include <dlpack/dlpack.h>  // declares the libraries' _dl entries
+
 #include "bench_cuda.h"
 #include "mlp_cpu.h"
 #include "mlp_gpu.h"
@@ -23,8 +25,8 @@ typedef struct {
   /* Host inputs; for the GPU, their device copies and tensors. */
   float* host[kLeaves + 1];  // the leaves, then xs
   int64_t* labels;
-  void* device[kLeaves + 2];  // the leaves, xs, labels
-  DLTensor tensors[kLeaves + 2];
+  void* device[kLeaves + 1];      // the leaves, xs
+  DLTensor tensors[kLeaves + 2];  // ... and the labels, in host memory
   int64_t shapes[kLeaves + 2][2];
   /* Results: the CPU's new parameters, the GPU's on the device. */
   float* cpu_next[kLeaves];
@@ -38,10 +40,10 @@ typedef struct {
 static void RunCpuStep(void* arg) {
   Mlp* p = (Mlp*)arg;
   if (p->status) return;
-  p->status = mlp_cpu_train_step(
-      p->cpu, p->host[0], kFeat, kHidden, p->host[1], kHidden, p->host[2],
-      kHidden, kClasses, p->host[3], kClasses, p->host[4], kBatch, kFeat,
-      p->labels, kBatch, &p->checksum);
+  p->status = mlp_cpu_train_step(p->cpu, p->host[0], kFeat, kHidden, p->host[1],
+                                 kHidden, p->host[2], kHidden, kClasses,
+                                 p->host[3], kClasses, p->host[4], kBatch,
+                                 kFeat, p->labels, kBatch, &p->checksum);
 }
 
 static void RunCpuParams(void* arg) {
@@ -67,9 +69,9 @@ static void RunGpuParams(void* arg) {
   if (p->status) return;
   const DLTensor* t = p->tensors;
   DLTensor* r = p->next_tensors;
-  p->status = mlp_gpu_train_step_params_dl(p->gpu, &t[0], &t[1], &t[2], &t[3],
-                                           &t[4], &t[5], &r[0], &r[1], &r[2],
-                                           &r[3]);
+  p->status =
+      mlp_gpu_train_step_params_dl(p->gpu, &t[0], &t[1], &t[2], &t[3], &t[4],
+                                   &t[5], &r[0], &r[1], &r[2], &r[3]);
 }
 
 static int Failed(Mlp* p, const char* params, int gpu) {
@@ -84,9 +86,8 @@ static int Failed(Mlp* p, const char* params, int gpu) {
 int main(int argc, char** argv) {
   bench_cpu_only = argc > 1 && strcmp(argv[1], "--cpu-only") == 0;
   char params[96];
-  snprintf(params, sizeof params, "%lld-%lld-%lld batch %lld",
-           (long long)kFeat, (long long)kHidden, (long long)kClasses,
-           (long long)kBatch);
+  snprintf(params, sizeof params, "%lld-%lld-%lld batch %lld", (long long)kFeat,
+           (long long)kHidden, (long long)kClasses, (long long)kBatch);
   Mlp p;
   memset(&p, 0, sizeof p);
   mlp_cpu_options cpu_options;
@@ -100,16 +101,17 @@ int main(int argc, char** argv) {
   }
   /* The inputs torch_mlp.py makes: weights and biases in [-0.05, 0.05),
      features in [0, 1), labels 7 b mod classes. */
-  int64_t shapes[kLeaves + 2][2] = {{kFeat, kHidden}, {kHidden, 0},
+  int64_t shapes[kLeaves + 2][2] = {{kFeat, kHidden},    {kHidden, 0},
                                     {kHidden, kClasses}, {kClasses, 0},
-                                    {kBatch, kFeat}, {kBatch, 0}};
+                                    {kBatch, kFeat},     {kBatch, 0}};
   int ranks[kLeaves + 2] = {2, 1, 2, 1, 2, 1};
   memcpy(p.shapes, shapes, sizeof shapes);
   double abs_sum = 0;
   for (int l = 0; l < kLeaves + 1; ++l) {
     int64_t count = shapes[l][0] * (ranks[l] == 2 ? shapes[l][1] : 1);
-    p.host[l] = l < kLeaves ? BenchInputsF32(count, (uint32_t)l + 1, -0.05f, 0.1f)
-                            : BenchInputsF32(count, 5, 0, 1);
+    p.host[l] = l < kLeaves
+                    ? BenchInputsF32(count, (uint32_t)l + 1, -0.05f, 0.1f)
+                    : BenchInputsF32(count, 5, 0, 1);
     if (l < kLeaves) {
       p.sizes[l] = count;
       p.cpu_next[l] = (float*)malloc((size_t)count * sizeof(float));
@@ -128,23 +130,25 @@ int main(int argc, char** argv) {
   BenchValue("mlp", params, "abs_sum", abs_sum);
   BenchReport("mlp", params, "delta cpu step", BenchTime(RunCpuStep, &p), 1,
               "step");
-  BenchReport("mlp", params, "delta cpu params", BenchTime(RunCpuParams, &p),
-              1, "step");
+  BenchReport("mlp", params, "delta cpu params", BenchTime(RunCpuParams, &p), 1,
+              "step");
   if (Failed(&p, params, 0)) return 2;
   if (bench_cpu_only) return 0;
 
-  for (int l = 0; l < kLeaves + 2; ++l) {
+  /* The labels, an index array, stay in host memory: the library checks
+     index arrays there (and rejects them in device memory). */
+  p.tensors[kLeaves + 1] =
+      BenchTensor(p.labels, 0, kDLInt, 64, 1, p.shapes[kLeaves + 1]);
+  for (int l = 0; l < kLeaves + 1; ++l) {
     int64_t count = shapes[l][0] * (ranks[l] == 2 ? shapes[l][1] : 1);
-    int is_labels = l == kLeaves + 1;
-    p.device[l] = BenchToDevice(is_labels ? (void*)p.labels : (void*)p.host[l],
-                                (size_t)count * (is_labels ? 8 : 4));
-    p.tensors[l] = BenchTensor(p.device[l], 1, is_labels ? kDLInt : kDLFloat,
-                               is_labels ? 64 : 32, ranks[l], p.shapes[l]);
+    p.device[l] = BenchToDevice(p.host[l], (size_t)count * sizeof(float));
+    p.tensors[l] =
+        BenchTensor(p.device[l], 1, kDLFloat, 32, ranks[l], p.shapes[l]);
     if (l < kLeaves) {
       BENCH_CUDA(cudaMalloc(&p.gpu_next[l], (size_t)count * sizeof(float)));
       BENCH_CUDA(cudaMemset(p.gpu_next[l], 0xff, (size_t)count * 4));  // NaN
-      p.next_tensors[l] = BenchTensor(p.gpu_next[l], 1, kDLFloat, 32,
-                                      ranks[l], p.shapes[l]);
+      p.next_tensors[l] =
+          BenchTensor(p.gpu_next[l], 1, kDLFloat, 32, ranks[l], p.shapes[l]);
     }
   }
   BENCH_CUDA(cudaDeviceSynchronize());
@@ -153,7 +157,7 @@ int main(int argc, char** argv) {
   RunGpuParams(&p);
   if (Failed(&p, params, 1)) return 2;
   /* The checksum: float sums of up to millions of weights (near 0 in all,
-     so the gradient's part is a tenth or more of it) in another order:
+     so the gradient's part is half or more of it) in another order:
      within 1e-7 of the sum of their magnitudes. */
   double got = p.checksum, want = cpu_checksum;
   ok &= BenchCheck("mlp", params, "gpu checksum vs cpu", &got, &want, 1, 1e-5,

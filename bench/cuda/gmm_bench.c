@@ -3,8 +3,11 @@
    memory, the four gradient leaves written into device tensors) against
    the same module built for the CPU (2 threads), which also checks it.
    run.py builds the module twice, as gmm_gpu.dl and gmm_cpu.dl (distinct
-   prefixes, one process). Usage: gmm [--cpu-only] N:K:D ...  (--cpu-only:
-   the CPU half, for run.py --self-test on machines without a GPU). */
+   prefixes, one process).
+   Usage: gmm_bench [--cpu-only] N:K:D ...   (--cpu-only: the CPU half, for
+   run.py --self-test on machines without a GPU). */
+#include <dlpack/dlpack.h>  // declares the libraries' _dl entries
+
 #include "bench_cuda.h"
 #include "gmm_cpu.h"
 #include "gmm_gpu.h"
@@ -29,9 +32,9 @@ static void RunCpu(void* arg) {
   Gmm* g = (Gmm*)arg;
   if (g->status) return;
   double* const* h = g->host;
-  g->status = gmm_cpu_jacobian(g->cpu, h[0], g->n, g->d, h[1], g->k, h[2],
-                               g->k, g->d, h[3], g->k, g->d, h[4], g->k, g->t,
-                               kM, kGamma, &g->cpu_result);
+  g->status = gmm_cpu_jacobian(g->cpu, h[0], g->n, g->d, h[1], g->k, h[2], g->k,
+                               g->d, h[3], g->k, g->d, h[4], g->k, g->t, kM,
+                               kGamma, &g->cpu_result);
 }
 
 static void RunGpu(void* arg) {
@@ -39,9 +42,9 @@ static void RunGpu(void* arg) {
   if (g->status) return;
   const DLTensor* in = g->inputs;
   DLTensor* out = g->grads;
-  g->status = gmm_gpu_jacobian_dl(g->gpu, &in[0], &in[1], &in[2], &in[3],
-                                  &in[4], kM, kGamma, &out[0], &out[1],
-                                  &out[2], &out[3]);
+  g->status =
+      gmm_gpu_jacobian_dl(g->gpu, &in[0], &in[1], &in[2], &in[3], &in[4], kM,
+                          kGamma, &out[0], &out[1], &out[2], &out[3]);
 }
 
 static int Failed(Gmm* g, const char* params, int gpu) {
@@ -109,8 +112,8 @@ static int RunSize(gmm_cpu_context* cpu, gmm_gpu_context* gpu, int64_t n,
     size_t bytes = (size_t)counts[l] * sizeof(double);
     BENCH_CUDA(cudaMalloc(&device[kInputs + l], bytes));
     BENCH_CUDA(cudaMemset(device[kInputs + l], 0xff, bytes));  // NaNs
-    g.grads[l] = BenchTensor(device[kInputs + l], 1, kDLFloat, 64,
-                             ranks[l + 1], shapes[l + 1]);
+    g.grads[l] = BenchTensor(device[kInputs + l], 1, kDLFloat, 64, ranks[l + 1],
+                             shapes[l + 1]);
   }
   BENCH_CUDA(cudaDeviceSynchronize());
   RunGpu(&g);
@@ -124,8 +127,8 @@ static int RunSize(gmm_cpu_context* cpu, gmm_gpu_context* gpu, int64_t n,
     char what[64];
     snprintf(what, sizeof what, "gpu d%s vs cpu", kNames[l]);
     /* f64 sums over n in another order, exp/log from libdevice. */
-    ok &= BenchCheck("gmm", params, what, got, g.cpu_grad[l], counts[l], 1e-8,
-                     1);
+    ok &=
+        BenchCheck("gmm", params, what, got, g.cpu_grad[l], counts[l], 1e-8, 1);
     free(got);
   }
   BenchTiming gpu_time = BenchTime(RunGpu, &g);
@@ -155,9 +158,9 @@ int main(int argc, char** argv) {
   int ok = 1;
   for (int i = first; i < argc; ++i) {
     long long n, k, d;
-    if (sscanf(argv[i], "%lld:%lld:%lld", &n, &k, &d) != 3 || n < 1 ||
-        k < 1 || d < 2) {
-      fprintf(stderr, "usage: gmm [--cpu-only] N:K:D ...\n");
+    if (sscanf(argv[i], "%lld:%lld:%lld", &n, &k, &d) != 3 || n < 1 || k < 1 ||
+        d < 2) {
+      fprintf(stderr, "usage: gmm_bench [--cpu-only] N:K:D ...\n");
       return 64;
     }
     ok &= RunSize(cpu, gpu, n, k, d);

@@ -1,8 +1,9 @@
 /* C = A B per call on the GPU: Delta's contraction.dl (DLPack tensors in
    device memory) against cuBLAS sgemm/dgemm on the same buffers, both
    results checked against each other and a few entries against the CPU.
-   Usage: contraction [f32|f64]:MxKxN ... (A is M x K, B is K x N). */
+   Usage: contraction_bench [f32|f64]:MxKxN ... (A is M x K, B is K x N). */
 #include <cublas_v2.h>
+#include <dlpack/dlpack.h>  // declares the libraries' _dl entries
 
 #include "bench_cuda.h"
 #include "contraction.h"
@@ -20,8 +21,9 @@ typedef struct {
 static void RunDelta(void* arg) {
   Gemm* g = (Gemm*)arg;
   if (g->status != CONTRACTION_OK) return;
-  g->status = g->f64 ? contraction_matmul_f64_dl(g->ctx, &g->ta, &g->tb, &g->tc)
-                     : contraction_matmul_f32_dl(g->ctx, &g->ta, &g->tb, &g->tc);
+  g->status = g->f64
+                  ? contraction_matmul_f64_dl(g->ctx, &g->ta, &g->tb, &g->tc)
+                  : contraction_matmul_f32_dl(g->ctx, &g->ta, &g->tb, &g->tc);
 }
 
 /* Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's (N x M) result
@@ -102,8 +104,7 @@ static int RunSize(contraction_context* ctx, cublasHandle_t handle, int f64,
   BENCH_CUDA(cudaDeviceSynchronize());
   if (g.status != CONTRACTION_OK) {
     char message[1024];
-    snprintf(message, sizeof message, "Delta: %s",
-             contraction_last_error(ctx));
+    snprintf(message, sizeof message, "Delta: %s", contraction_last_error(ctx));
     BenchFail("contraction", params, message);
     ok = 0;
   } else {
@@ -126,8 +127,8 @@ static int RunSize(contraction_context* ctx, cublasHandle_t handle, int f64,
     double tolerance = f64 ? 1e-12 : 1e-4;
     ok &= BenchCheck("contraction", params, "cublas vs cpu", spot_cublas,
                      spot_cpu, kSpots, tolerance, 1);
-    ok &= BenchCheck("contraction", params, "delta vs cublas", got, want,
-                     m * n, tolerance, 1);
+    ok &= BenchCheck("contraction", params, "delta vs cublas", got, want, m * n,
+                     tolerance, 1);
     free(got);
     free(want);
     double flops = 2.0 * (double)m * (double)k * (double)n;
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
     long long m, k, n;
     if (sscanf(argv[i], "%3[f0-9]:%lldx%lldx%lld", type, &m, &k, &n) != 4 ||
         (strcmp(type, "f32") != 0 && strcmp(type, "f64") != 0)) {
-      fprintf(stderr, "usage: contraction [f32|f64]:MxKxN ...\n");
+      fprintf(stderr, "usage: contraction_bench [f32|f64]:MxKxN ...\n");
       return 64;
     }
     ok &= RunSize(ctx, handle, strcmp(type, "f64") == 0, m, k, n);
