@@ -58,6 +58,7 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
       {"delta_cuda_host", reinterpret_cast<void*>(&delta_cuda_host)},
       {"delta_cuda_clone", reinterpret_cast<void*>(&delta_cuda_clone)},
       {"delta_cuda_free", reinterpret_cast<void*>(&delta_cuda_free)},
+      {"delta_cuda_gemm", reinterpret_cast<void*>(&delta_cuda_gemm)},
   };
   llvm::orc::SymbolMap symbols;
   for (const Entry& entry : entries)
