@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdarg>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -78,6 +80,11 @@ struct Driver {
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  // For DELTA_CUDA_PROFILE only (optional: null when the driver lacks them).
+  CUresult (*cuEventCreate)(void**, unsigned);
+  CUresult (*cuEventRecord)(void*, CUstream);
+  CUresult (*cuEventSynchronize)(void*);
+  CUresult (*cuEventElapsedTime)(float*, void*, void*);
 };
 
 // cuBLAS, loaded with dlopen on the first contraction (Note [Contractions
@@ -226,6 +233,17 @@ bool LoadDriver(Device& device) {
       !Load(library, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync, device) ||
       !Load(library, "cuMemsetD8Async", d.cuMemsetD8Async, device))
     return false;
+  d.cuEventCreate = reinterpret_cast<decltype(d.cuEventCreate)>(
+      dlsym(library, "cuEventCreate"));
+  d.cuEventRecord = reinterpret_cast<decltype(d.cuEventRecord)>(
+      dlsym(library, "cuEventRecord"));
+  d.cuEventSynchronize = reinterpret_cast<decltype(d.cuEventSynchronize)>(
+      dlsym(library, "cuEventSynchronize"));
+  d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(
+      dlsym(library, "cuEventElapsedTime_v2"));
+  if (d.cuEventElapsedTime == nullptr)
+    d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(
+        dlsym(library, "cuEventElapsedTime"));
   CUresult result = d.cuInit(0);
   int count = 0;
   if (result == kCudaSuccess) result = d.cuDeviceGetCount(&count);
@@ -324,6 +342,99 @@ bool LoadBlas(Device& device) {
                       load("cublasSgeam", blas.sgeam) &&
                       load("cublasDgeam", blas.dgeam);
   return device.blas_ready;
+}
+
+// DELTA_CUDA_TRACE=1: every allocation, copy, launch and free on stderr
+// (for debugging the runtime on a GPU).
+bool Tracing() {
+  static const bool tracing = [] {
+    const char* value = std::getenv("DELTA_CUDA_TRACE");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return tracing;
+}
+
+// DELTA_CUDA_PROFILE=1 (Note [Profiling kernels] in docs/gpu.md): each
+// launch and cuBLAS call is bracketed by two events on its stream; at exit
+// the time of each kernel is summed and printed to stderr, slowest first.
+struct Profile {
+  std::mutex mutex;
+  std::unordered_map<CUfunction, std::string> names;
+  struct Span {
+    std::string name;
+    void* start;
+    void* end;
+  };
+  std::vector<Span> spans;
+};
+
+Profile& GetProfile() {
+  static Profile* profile = new Profile;
+  return *profile;
+}
+
+void PrintProfile() {
+  Profile& profile = GetProfile();
+  const Driver& d = GetDevice().driver;
+  std::lock_guard<std::mutex> lock(profile.mutex);
+  struct Total {
+    int64_t calls = 0;
+    double ms = 0;
+  };
+  std::unordered_map<std::string, Total> totals;
+  double all = 0;
+  for (const Profile::Span& span : profile.spans) {
+    float ms = 0;
+    if (d.cuEventSynchronize(span.end) != kCudaSuccess ||
+        d.cuEventElapsedTime(&ms, span.start, span.end) != kCudaSuccess)
+      continue;
+    Total& total = totals[span.name];
+    ++total.calls;
+    total.ms += ms;
+    all += ms;
+  }
+  std::vector<std::pair<std::string, Total>> sorted(totals.begin(),
+                                                    totals.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second.ms > b.second.ms;
+  });
+  std::fprintf(stderr, "cuda profile: %.3f ms in %zu launches\n", all,
+               profile.spans.size());
+  for (const auto& [name, total] : sorted)
+    std::fprintf(stderr, "  %9.3f ms %5.1f%% %7lld x %9.2f us  %s\n", total.ms,
+                 all > 0 ? 100 * total.ms / all : 0.0,
+                 static_cast<long long>(total.calls),
+                 1000 * total.ms / static_cast<double>(total.calls),
+                 name.c_str());
+}
+
+bool Profiling() {
+  static const bool profiling = [] {
+    const char* value = std::getenv("DELTA_CUDA_PROFILE");
+    if (value == nullptr || std::strcmp(value, "1") != 0) return false;
+    std::atexit(PrintProfile);
+    return true;
+  }();
+  return profiling && GetDevice().driver.cuEventElapsedTime != nullptr;
+}
+
+// Records an event on `stream` for the profile (null when not profiling).
+void* ProfileEvent(CUstream stream) {
+  if (!Profiling()) return nullptr;
+  const Driver& d = GetDevice().driver;
+  void* event = nullptr;
+  if (d.cuEventCreate(&event, 0) != kCudaSuccess) return nullptr;
+  d.cuEventRecord(event, stream);
+  return event;
+}
+
+void ProfileSpan(std::string name, void* start, CUstream stream) {
+  if (start == nullptr) return;
+  void* end = ProfileEvent(stream);
+  if (end == nullptr) return;
+  Profile& profile = GetProfile();
+  std::lock_guard<std::mutex> lock(profile.mutex);
+  profile.spans.push_back({std::move(name), start, end});
 }
 
 // Where an array lives: its device buffer (0 if none yet) of `bytes`,
@@ -479,6 +590,11 @@ CUfunction FindFunction(Session& session, void** slot, const char* ptx,
       !Check(driver.cuModuleGetFunction(&function, module, name),
              "cuModuleGetFunction", error))
     return nullptr;
+  if (Profiling() || Tracing()) {
+    Profile& profile = GetProfile();
+    std::lock_guard<std::mutex> lock(profile.mutex);
+    profile.names[function] = name;
+  }
   return function;
 }
 
@@ -524,6 +640,9 @@ CUdeviceptr DeviceOf(Session& session, void* host, int64_t bytes,
   copy.device = AllocateDevice(session, bytes, error);
   copy.bytes = bytes;
   copy.borrowed = false;
+  if (Tracing())
+    std::fprintf(stderr, "cuda: to device %p -> %llx (%lld bytes)\n", host,
+                 copy.device, static_cast<long long>(bytes));
   if (copy.device != 0 && bytes > 0)
     Check(GetDevice().driver.cuMemcpyHtoDAsync(
               copy.device, host, static_cast<size_t>(bytes), session.stream),
@@ -537,6 +656,9 @@ void ToHost(Session& session, void* host, int64_t bytes, Error& error) {
   if (it == session.arrays.end() || it->second.host_current) return;
   // A failed kernel check is reported before its result is read.
   Synchronize(session, error);
+  if (Tracing())
+    std::fprintf(stderr, "cuda: to host %llx -> %p (%lld bytes)\n",
+                 it->second.device, host, static_cast<long long>(bytes));
   const Driver& d = GetDevice().driver;
   if (!error.failed && bytes > 0 &&
       Check(d.cuMemcpyDtoHAsync(host, it->second.device,
@@ -591,13 +713,27 @@ void delta_cuda_launch(void* function, int64_t grid_x, int64_t grid_y,
                        void** args) {
   if (grid_x <= 0 || grid_y <= 0) return;
   Error error;
+  CUstream stream = CurrentSession().stream;
+  void* start = ProfileEvent(stream);
   Check(GetDevice().driver.cuLaunchKernel(
             function, static_cast<unsigned>(grid_x),
             static_cast<unsigned>(grid_y), 1, static_cast<unsigned>(block_x),
             static_cast<unsigned>(block_y), 1,
-            static_cast<unsigned>(shared_bytes), CurrentSession().stream, args,
-            nullptr),
+            static_cast<unsigned>(shared_bytes), stream, args, nullptr),
         "cuLaunchKernel", error);
+  if (Profiling() || Tracing()) {
+    std::string name;
+    {
+      Profile& profile = GetProfile();
+      std::lock_guard<std::mutex> lock(profile.mutex);
+      name = profile.names[function];
+    }
+    if (Tracing())
+      std::fprintf(stderr, "cuda: launch %s grid %lld x %lld\n", name.c_str(),
+                   static_cast<long long>(grid_x),
+                   static_cast<long long>(grid_y));
+    ProfileSpan(std::move(name), start, stream);
+  }
   Raise(error);
 }
 
@@ -633,6 +769,10 @@ void* delta_cuda_alloc(int64_t bytes) {
       copy.device = AllocateDevice(session, bytes, error);
       copy.bytes = bytes;
       copy.host_current = false;
+      copy.borrowed = false;
+      if (Tracing())
+        std::fprintf(stderr, "cuda: alloc %p on device %llx (%lld bytes)\n",
+                     host, copy.device, static_cast<long long>(bytes));
     }
   }
   // A library's tracked buffer is freed by its entry after an error.
@@ -695,6 +835,9 @@ void delta_cuda_free(void* host) {
     std::lock_guard<std::mutex> lock(session.mutex);
     auto it = session.arrays.find(host);
     if (it != session.arrays.end()) {
+      if (Tracing())
+        std::fprintf(stderr, "cuda: free %p on device %llx\n", host,
+                     it->second.device);
       FreeDevice(session, it->second);
       session.arrays.erase(it);
     }
@@ -718,6 +861,7 @@ int32_t delta_cuda_gemm(int32_t elem_bytes, int64_t p, int64_t q, int64_t k,
   Error error;
   const char* what = "cublasCreate";
   int status = BlasHandleOf(session, what);
+  void* start = ProfileEvent(session.stream);
   if (status == 0) {
     // Row-major out (p × q) = x (p × k) · y (k × q) is, in cuBLAS's
     // column-major terms, out^T = y^T · x^T (Note [Contractions through
@@ -757,6 +901,15 @@ int32_t delta_cuda_gemm(int32_t elem_bytes, int64_t p, int64_t q, int64_t k,
   }
   if (status != 0)
     SetError(error, "cuBLAS error in %s (status %d)", what, status);
+  if (start != nullptr || Tracing()) {
+    char name[128];
+    std::snprintf(name, sizeof name, "cuBLAS %s %lldx%lldx%lld batch %lld",
+                  elem_bytes == 4 ? "sgemm" : "dgemm",
+                  static_cast<long long>(p), static_cast<long long>(q),
+                  static_cast<long long>(k), static_cast<long long>(batch));
+    if (Tracing()) std::fprintf(stderr, "cuda: %s\n", name);
+    ProfileSpan(name, start, session.stream);
+  }
   Raise(error);
   return 1;
 }
