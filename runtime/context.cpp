@@ -111,6 +111,10 @@ struct GuardedCall {
   int64_t num_device_results;
   const DeviceLeaf* device_results;
   const char* result_on_device;
+  // Per result: the caller's device buffer that kernels may write it into
+  // (null: none), and its bytes.
+  void* const* result_buffers;
+  const int64_t* result_buffer_bytes;
 };
 
 // Runs under the guard: device inputs become arrays of the session.
@@ -136,6 +140,9 @@ void AdoptInputs(const GuardedCall& call, uint64_t* params) {
     }
     std::memcpy(&params[in.leaf], &array, sizeof array);
   }
+  if (call.num_device_results > 0)
+    call.device->result_buffers(call.num_results, call.result_buffers,
+                                call.result_buffer_bytes);
 }
 
 // Runs under the guard: results go to the caller's device memory.
@@ -676,6 +683,23 @@ class Invocation {
         result_bytes[static_cast<size_t>(i)] =
             Count(entry_.results[i]) * ElemSize(entry_.results[i].elem);
     Guard guard;
+    // Note [Results written in place] in docs/gpu.md: a canonical device
+    // result that overlaps no device input and no other result may be
+    // written by the kernel that makes it.
+    std::vector<void*> buffers(static_cast<size_t>(entry_.num_results));
+    std::vector<int64_t> buffer_bytes(buffers.size(), -1);
+    auto overlaps = [](const DeviceLeaf& a, const DeviceLeaf& b) {
+      return a.data < b.data + b.bytes && b.data < a.data + a.bytes;
+    };
+    for (const DeviceLeaf& out : device_results_) {
+      bool alone = out.canonical && out.bytes > 0;
+      for (const DeviceLeaf& in : device_inputs_) alone &= !overlaps(out, in);
+      for (const DeviceLeaf& other : device_results_)
+        alone &= &other == &out || !overlaps(out, other);
+      if (!alone) continue;
+      buffers[static_cast<size_t>(out.leaf)] = out.data;
+      buffer_bytes[static_cast<size_t>(out.leaf)] = out.bytes;
+    }
     GuardedCall call = {entry_.body,
                         sizes_.data(),
                         params_.data(),
@@ -688,7 +712,9 @@ class Invocation {
                         device_inputs_.data(),
                         static_cast<int64_t>(device_results_.size()),
                         device_results_.data(),
-                        result_on_device_.data()};
+                        result_on_device_.data(),
+                        buffers.data(),
+                        buffer_bytes.data()};
     int32_t status = RunGuarded(guard, call);
     if (status == DELTA_STATUS_OK) {
       for (int64_t i = 0; i < entry_.num_results; ++i)

@@ -99,6 +99,8 @@ typedef struct DeltaAbiDevice {
   void* (*device_of)(void* host, int64_t bytes);
   int32_t (*transpose)(int32_t elem_bytes, int64_t rows, int64_t cols,
                        const void* source, void* destination);
+  void (*result_buffers)(int64_t count, void* const* buffers,
+                         const int64_t* bytes);
 } DeltaAbiDevice;
 
 typedef struct DeltaAbiEntry {

@@ -462,6 +462,8 @@ struct Session {
   CUmemoryPool pool = nullptr;
   BlasHandle blas = nullptr;
   CUdeviceptr error_slot = 0;
+  // Kernels were launched since the error slot was last read.
+  bool unchecked = false;
   const DeltaCudaCheck* checks = nullptr;
   int64_t check_count = 0;
   std::unordered_map<const void*, CUmodule> modules;
@@ -470,6 +472,11 @@ struct Session {
   // Device buffers replaced while a call runs (a borrowed input read again
   // with a larger size); freed when the call ends.
   std::vector<CUdeviceptr> retired;
+  // The caller's device buffers for the results of the running library
+  // call, by result index (0: none), and their sizes (Note [Results written
+  // in place] in docs/gpu.md).
+  std::vector<CUdeviceptr> result_buffers;
+  std::vector<int64_t> result_bytes;
 };
 
 Session& ProcessSession() {
@@ -598,18 +605,28 @@ CUfunction FindFunction(Session& session, void** slot, const char* ptx,
   return function;
 }
 
-// Waits for the session's stream and reads the error slot into `error`;
-// the session's mutex held.
-void Synchronize(Session& session, Error& error) {
+// Waits for the session's stream and reads the error slot into `error`
+// (only if kernels ran since it was last read); with `host`, also copies
+// `bytes` from `device` to it in the same round trip. The session's mutex
+// held.
+void Synchronize(Session& session, Error& error, void* host = nullptr,
+                 CUdeviceptr device = 0, int64_t bytes = 0) {
   if (!Ready(session, error)) return;
   const Driver& d = GetDevice().driver;
   int64_t slot[4] = {0, 0, 0, 0};
-  if (!Check(d.cuMemcpyDtoHAsync(slot, session.error_slot, sizeof slot,
-                                 session.stream),
-             "cuMemcpyDtoHAsync", error) ||
-      !Check(d.cuStreamSynchronize(session.stream), "a kernel", error) ||
-      slot[0] == 0)
+  bool read_slot = session.unchecked;
+  if (read_slot && !Check(d.cuMemcpyDtoHAsync(slot, session.error_slot,
+                                              sizeof slot, session.stream),
+                          "cuMemcpyDtoHAsync", error))
     return;
+  if (host != nullptr && bytes > 0 &&
+      !Check(d.cuMemcpyDtoHAsync(host, device, static_cast<size_t>(bytes),
+                                 session.stream),
+             "cuMemcpyDtoHAsync", error))
+    return;
+  if (!Check(d.cuStreamSynchronize(session.stream), "a kernel", error)) return;
+  session.unchecked = false;
+  if (slot[0] == 0) return;
   if (slot[0] < 1 || slot[0] > session.check_count) {
     SetError(error, "a kernel failed a check");
     return;
@@ -654,17 +671,12 @@ CUdeviceptr DeviceOf(Session& session, void* host, int64_t bytes,
 void ToHost(Session& session, void* host, int64_t bytes, Error& error) {
   auto it = session.arrays.find(host);
   if (it == session.arrays.end() || it->second.host_current) return;
-  // A failed kernel check is reported before its result is read.
-  Synchronize(session, error);
   if (Tracing())
     std::fprintf(stderr, "cuda: to host %llx -> %p (%lld bytes)\n",
                  it->second.device, host, static_cast<long long>(bytes));
-  const Driver& d = GetDevice().driver;
-  if (!error.failed && bytes > 0 &&
-      Check(d.cuMemcpyDtoHAsync(host, it->second.device,
-                                static_cast<size_t>(bytes), session.stream),
-            "cuMemcpyDtoHAsync", error))
-    Check(d.cuStreamSynchronize(session.stream), "cuMemcpyDtoH", error);
+  // One round trip: the copy and the error slot. A failed kernel check is
+  // reported instead of the (then meaningless) result.
+  Synchronize(session, error, host, it->second.device, bytes);
   if (!error.failed) it->second.host_current = true;
 }
 
@@ -673,6 +685,8 @@ void ToHost(Session& session, void* host, int64_t bytes, Error& error) {
 void FreeArrays(Session& session) {
   for (auto& [host, copy] : session.arrays) FreeDevice(session, copy);
   session.arrays.clear();
+  session.result_buffers.clear();
+  session.result_bytes.clear();
   for (CUdeviceptr pointer : session.retired)
     GetDevice().driver.cuMemFreeAsync(pointer, session.stream);
   session.retired.clear();
@@ -713,7 +727,9 @@ void delta_cuda_launch(void* function, int64_t grid_x, int64_t grid_y,
                        void** args) {
   if (grid_x <= 0 || grid_y <= 0) return;
   Error error;
-  CUstream stream = CurrentSession().stream;
+  Session& session = CurrentSession();
+  session.unchecked = true;
+  CUstream stream = session.stream;
   void* start = ProfileEvent(stream);
   Check(GetDevice().driver.cuLaunchKernel(
             function, static_cast<unsigned>(grid_x),
@@ -778,6 +794,35 @@ void* delta_cuda_alloc(int64_t bytes) {
   // A library's tracked buffer is freed by its entry after an error.
   Raise(error);
   return host;
+}
+
+void* delta_cuda_alloc_result(int64_t index, int64_t bytes) {
+  Session& session = CurrentSession();
+  CUdeviceptr buffer = 0;
+  {
+    std::lock_guard<std::mutex> lock(session.mutex);
+    auto i = static_cast<size_t>(index);
+    if (i < session.result_buffers.size() && session.result_bytes[i] == bytes) {
+      buffer = session.result_buffers[i];
+      session.result_buffers[i] = 0;  // one array per buffer
+    }
+  }
+  if (buffer == 0) return delta_cuda_alloc(bytes);
+  if (Tracing())
+    std::fprintf(stderr, "cuda: result %lld in the caller's %llx\n",
+                 static_cast<long long>(index), buffer);
+  return delta_cuda_adopt(reinterpret_cast<void*>(buffer), bytes);
+}
+
+void delta_cuda_result_buffers(int64_t count, void* const* buffers,
+                               const int64_t* bytes) {
+  Session& session = CurrentSession();
+  std::lock_guard<std::mutex> lock(session.mutex);
+  session.result_buffers.assign(static_cast<size_t>(count), 0);
+  session.result_bytes.assign(bytes, bytes + count);
+  for (int64_t i = 0; i < count; ++i)
+    session.result_buffers[static_cast<size_t>(i)] =
+        reinterpret_cast<CUdeviceptr>(buffers[i]);
 }
 
 void* delta_cuda_device(void* host, int64_t bytes) {

@@ -92,6 +92,17 @@ int32_t delta_cuda_gemm(int32_t elem_bytes, int64_t p, int64_t q, int64_t k,
 int32_t delta_cuda_transpose(int32_t elem_bytes, int64_t rows, int64_t cols,
                              const void* source, void* destination);
 
+/* Like delta_cuda_alloc, for an array that an exported function returns as
+   its result `index`: when the running library call registered the
+   caller's device buffer for that result (delta_cuda_result_buffers) and
+   its size matches, the array is that buffer, so that the kernel writes the
+   result where the caller wants it. Each buffer serves one array. */
+void* delta_cuda_alloc_result(int64_t index, int64_t bytes);
+/* The caller's device buffers of a library call's results (null: none),
+   which alias no input and no other result; forgotten when the call ends. */
+void delta_cuda_result_buffers(int64_t count, void* const* buffers,
+                               const int64_t* bytes);
+
 /* The caller's device memory as an array of the current session (a library
    input in device memory): a host handle whose device copy is
    `device_pointer`, which the session never frees. */

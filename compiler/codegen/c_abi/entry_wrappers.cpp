@@ -232,7 +232,8 @@ llvm::Constant* WrapperEmitter::DeviceTable() {
       function("delta_cuda_copy_to_host", void_type, {ptr_, ptr_, i64_}),
       function("delta_cuda_alloc", ptr_, {i64_}),
       function("delta_cuda_device", ptr_, {ptr_, i64_}),
-      function("delta_cuda_transpose", i32_, {i32_, i64_, i64_, ptr_, ptr_})};
+      function("delta_cuda_transpose", i32_, {i32_, i64_, i64_, ptr_, ptr_}),
+      function("delta_cuda_result_buffers", void_type, {i64_, ptr_, ptr_})};
   std::vector<llvm::Type*> types(fields.size(), ptr_);
   device_table_ = Global(
       llvm::ConstantStruct::get(llvm::StructType::get(context_, types), fields),

@@ -34,8 +34,12 @@ class CudaHost final : public CudaCompilation {
   llvm::Value* DevicePointer(codegen::FunctionEmitter& emitter,
                              const ir::Value* value);
   // A fresh array written by the device: its host handle and device address.
+  // When `value` is what an exported function returns (at the top of its
+  // body), the array may be the caller's own device buffer (Note [Results
+  // written in place] in docs/gpu.md).
   std::pair<llvm::Value*, llvm::Value*> DeviceArray(
-      codegen::FunctionEmitter& emitter, llvm::Value* bytes);
+      codegen::FunctionEmitter& emitter, llvm::Value* bytes,
+      const ir::Value* value = nullptr);
   llvm::Value* Function(codegen::FunctionEmitter& emitter,
                         const std::string& name);
   // The kernel arguments after the leading ones: the captured values.
@@ -58,7 +62,8 @@ class CudaHost final : public CudaCompilation {
   llvm::Constant* checks_global_ = nullptr;
   llvm::StringMap<llvm::GlobalVariable*> function_slots_;
   llvm::FunctionCallee init_, function_, launch_, multiprocessors_, error_slot_,
-      check_, alloc_, device_, host_, free_, gemm_;
+      check_, alloc_, alloc_result_, device_, host_, free_, gemm_;
+  const ir::Function* current_function_ = nullptr;
   codegen::ModuleContext* context_ = nullptr;
 };
 
@@ -117,6 +122,7 @@ void CudaHost::BeginModule(codegen::ModuleContext& module) {
   error_slot_ = declare("delta_cuda_error_slot", ptr, {});
   check_ = declare("delta_cuda_check", void_type, {});
   alloc_ = declare("delta_cuda_alloc", ptr, {i64});
+  alloc_result_ = declare("delta_cuda_alloc_result", ptr, {i64, i64});
   device_ = declare("delta_cuda_device", ptr, {ptr, i64});
   host_ = declare("delta_cuda_host", void_type, {ptr, i64});
   free_ = declare("delta_cuda_free", void_type, {ptr});
@@ -149,6 +155,7 @@ void CudaHost::BeginModule(codegen::ModuleContext& module) {
 
 void CudaHost::BeginFunction(codegen::FunctionEmitter& emitter,
                              const ir::Function& function) {
+  current_function_ = &function;
   // A program built for the GPU says so at once when there is none.
   if (function.name == "main") emitter.Builder().CreateCall(init_);
 }
@@ -173,8 +180,20 @@ llvm::Value* CudaHost::DevicePointer(codegen::FunctionEmitter& emitter,
 }
 
 std::pair<llvm::Value*, llvm::Value*> CudaHost::DeviceArray(
-    codegen::FunctionEmitter& emitter, llvm::Value* bytes) {
-  llvm::Value* host = emitter.Builder().CreateCall(alloc_, {bytes});
+    codegen::FunctionEmitter& emitter, llvm::Value* bytes,
+    const ir::Value* value) {
+  llvm::Value* host = nullptr;
+  const ir::Function* function = current_function_;
+  if (value != nullptr && function != nullptr && function->is_export &&
+      value->def != nullptr && value->def->parent == function->body.get()) {
+    const ir::Op* ret = function->body->terminator();
+    for (size_t k = 0; k < ret->operands.size() && host == nullptr; ++k)
+      if (ret->operands[k] == value)
+        host = emitter.Builder().CreateCall(
+            alloc_result_,
+            {emitter.Builder().getInt64(static_cast<int64_t>(k)), bytes});
+  }
+  if (host == nullptr) host = emitter.Builder().CreateCall(alloc_, {bytes});
   llvm::Value* device = emitter.Builder().CreateCall(device_, {host, bytes});
   return {host, device};
 }
@@ -236,7 +255,8 @@ void CudaHost::EmitTabulate(codegen::FunctionEmitter& emitter,
   std::vector<llvm::Value*> args = {builder.CreateCall(error_slot_)};
   std::vector<llvm::Value*> hosts;
   for (const ir::Value* result : op.results) {
-    auto [host, device] = DeviceArray(emitter, Bytes(emitter, result->type));
+    auto [host, device] =
+        DeviceArray(emitter, Bytes(emitter, result->type), result);
     hosts.push_back(host);
     args.push_back(device);
   }
@@ -274,7 +294,8 @@ void CudaHost::EmitReduce(codegen::FunctionEmitter& emitter,
                   CeilDiv(builder, reduced_count, 8 * kBlockSize))),
           builder.getInt64(1024));
   auto [out_host, out_device] =
-      DeviceArray(emitter, builder.CreateMul(result_count, elem_bytes));
+      DeviceArray(emitter, builder.CreateMul(result_count, elem_bytes),
+                  type.IsScalar() ? nullptr : op.results[0]);
   llvm::Function* parent = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = builder.getContext();
   auto* done = llvm::BasicBlock::Create(context, "reduce.done", parent);
@@ -380,7 +401,8 @@ void CudaHost::EmitContraction(codegen::FunctionEmitter& emitter,
   llvm::IRBuilder<>& builder = emitter.Builder();
   const ir::Op& op = *kernel.op;
   const ir::Type& type = op.results[0]->type;
-  auto [host, device] = DeviceArray(emitter, Bytes(emitter, type));
+  auto [host, device] =
+      DeviceArray(emitter, Bytes(emitter, type), op.results[0]);
   llvm::Value* used_blas = EmitGemm(emitter, kernel, device);
   llvm::Function* parent = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = builder.getContext();

@@ -384,6 +384,8 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
               }
               // A yielded array fills the slice of the result at this
               // point.
+              if (module_.hooks != nullptr)
+                module_.hooks->BeforeHostRead(*this, type, values[i]);
               ArrayView slice = View(type, values[i]);
               std::vector<const ir::Dim*> dims = LoopOrder(type.dims);
               EmitLoopNest(dims, coords, [&] {

@@ -46,7 +46,7 @@ class HostHooks {
   virtual bool EmitOp(FunctionEmitter& emitter, const ir::Op& op) = 0;
   // Before host code reads the array `data` of `type` that is not an
   // operand of the op being emitted (a loop copying a yielded array into
-  // its stack).
+  // its stack, a map copying one into its result).
   virtual void BeforeHostRead(FunctionEmitter& emitter, const ir::Type& type,
                               llvm::Value* data) {
     (void)emitter;

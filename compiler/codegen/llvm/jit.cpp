@@ -59,6 +59,8 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
       {"delta_cuda_clone", reinterpret_cast<void*>(&delta_cuda_clone)},
       {"delta_cuda_free", reinterpret_cast<void*>(&delta_cuda_free)},
       {"delta_cuda_gemm", reinterpret_cast<void*>(&delta_cuda_gemm)},
+      {"delta_cuda_alloc_result",
+       reinterpret_cast<void*>(&delta_cuda_alloc_result)},
   };
   llvm::orc::SymbolMap symbols;
   for (const Entry& entry : entries)

@@ -54,7 +54,7 @@ int main(void) {
     return 1;
 
   static double x[kN], a[kM * kK], b[kK * kP];
-  static double host_result[kM * kP], device_result[kM * kP];
+  static double host_result[kN], device_result[kN];
   for (int i = 0; i < kN; ++i) x[i] = i % 13 - 6;
   for (int i = 0; i < kM * kK; ++i) a[i] = i % 5 - 2;
   for (int i = 0; i < kK * kP; ++i) b[i] = i % 3;
