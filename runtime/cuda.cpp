@@ -85,6 +85,9 @@ struct Driver {
   CUresult (*cuEventRecord)(void*, CUstream);
   CUresult (*cuEventSynchronize)(void*);
   CUresult (*cuEventElapsedTime)(float*, void*, void*);
+  // For DELTA_CUDA_POOL=0 (allocation without the pool, for comparisons).
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
 };
 
 // cuBLAS, loaded with dlopen on the first contraction (Note [Contractions
@@ -95,6 +98,8 @@ struct Blas {
   int (*destroy)(BlasHandle);
   int (*set_stream)(BlasHandle, CUstream);
   int (*set_math_mode)(BlasHandle, int);
+  // Optional (cuBLAS 12 and later).
+  int (*set_workspace)(BlasHandle, void*, size_t);
   int (*sgemm)(BlasHandle, int, int, int, int, int, const float*, const float*,
                int, const float*, int, const float*, float*, int);
   int (*dgemm)(BlasHandle, int, int, int, int, int, const double*,
@@ -244,6 +249,10 @@ bool LoadDriver(Device& device) {
   if (d.cuEventElapsedTime == nullptr)
     d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(
         dlsym(library, "cuEventElapsedTime"));
+  d.cuMemAlloc =
+      reinterpret_cast<decltype(d.cuMemAlloc)>(dlsym(library, "cuMemAlloc_v2"));
+  d.cuMemFree =
+      reinterpret_cast<decltype(d.cuMemFree)>(dlsym(library, "cuMemFree_v2"));
   CUresult result = d.cuInit(0);
   int count = 0;
   if (result == kCudaSuccess) result = d.cuDeviceGetCount(&count);
@@ -341,6 +350,7 @@ bool LoadBlas(Device& device) {
                       load("cublasDgemmStridedBatched", blas.dgemm_batched) &&
                       load("cublasSgeam", blas.sgeam) &&
                       load("cublasDgeam", blas.dgeam);
+  load("cublasSetWorkspace_v2", blas.set_workspace);
   return device.blas_ready;
 }
 
@@ -461,6 +471,7 @@ struct Session {
   CUstream stream = nullptr;
   CUmemoryPool pool = nullptr;
   BlasHandle blas = nullptr;
+  CUdeviceptr blas_workspace = 0;
   CUdeviceptr error_slot = 0;
   // Kernels were launched since the error slot was last read.
   bool unchecked = false;
@@ -490,6 +501,9 @@ Session& CurrentSession() {
   return current_session != nullptr ? *current_session : ProcessSession();
 }
 
+CUdeviceptr AllocateDevice(Session& session, int64_t bytes, Error& error);
+void FreeBuffer(Session& session, CUdeviceptr pointer);
+
 // The session's cuBLAS handle, made on first use on the session's stream;
 // a cuBLAS status (0: success) and in `what` the call that failed.
 int BlasHandleOf(Session& session, const char*& what) {
@@ -502,6 +516,21 @@ int BlasHandleOf(Session& session, const char*& what) {
     what = "cublasSetStream";
     status = blas.set_stream(session.blas, session.stream);
   }
+  // A workspace of the session's own (as PyTorch gives cuBLAS), so that
+  // cuBLAS allocates nothing per call; DELTA_CUBLAS_WORKSPACE=0 leaves it
+  // to cuBLAS.
+  const char* workspace = std::getenv("DELTA_CUBLAS_WORKSPACE");
+  if (status == 0 && blas.set_workspace != nullptr &&
+      !(workspace != nullptr && std::strcmp(workspace, "0") == 0)) {
+    constexpr int64_t kWorkspaceBytes = int64_t{32} << 20;
+    Error error;
+    session.blas_workspace = AllocateDevice(session, kWorkspaceBytes, error);
+    what = "cublasSetWorkspace";
+    if (session.blas_workspace != 0)
+      status = blas.set_workspace(
+          session.blas, reinterpret_cast<void*>(session.blas_workspace),
+          static_cast<size_t>(kWorkspaceBytes));
+  }
   // TF32 tensor cores for f32 only when the user asks (docs/gpu.md).
   const char* tf32 = std::getenv("DELTA_CUDA_TF32");
   if (status == 0 && tf32 != nullptr && std::strcmp(tf32, "1") == 0) {
@@ -509,6 +538,46 @@ int BlasHandleOf(Session& session, const char*& what) {
     status = blas.set_math_mode(session.blas, kBlasTf32Math);
   }
   return status;
+}
+
+// DELTA_CUDA_POOL=0: cuMemAlloc and cuMemFree instead of the pool (to
+// measure what the pool saves).
+bool PoolDisabled() {
+  static const bool disabled = [] {
+    const char* value = std::getenv("DELTA_CUDA_POOL");
+    return value != nullptr && std::strcmp(value, "0") == 0 &&
+           GetDevice().driver.cuMemAlloc != nullptr;
+  }();
+  return disabled;
+}
+
+CUdeviceptr AllocateDevice(Session& session, int64_t bytes, Error& error) {
+  CUdeviceptr pointer = 0;
+  const Driver& d = GetDevice().driver;
+  // The driver rejects empty allocations; every array gets a distinct one.
+  auto size = static_cast<size_t>(bytes > 0 ? bytes : 1);
+  if (PoolDisabled())
+    Check(d.cuMemAlloc(&pointer, size), "cuMemAlloc", error);
+  else
+    Check(
+        d.cuMemAllocFromPoolAsync(&pointer, size, session.pool, session.stream),
+        "cuMemAllocAsync", error);
+  return pointer;
+}
+
+// Returns a device buffer, in stream order (kernels may still read it).
+void FreeBuffer(Session& session, CUdeviceptr pointer) {
+  const Driver& d = GetDevice().driver;
+  if (!PoolDisabled()) {
+    d.cuMemFreeAsync(pointer, session.stream);
+    return;
+  }
+  d.cuStreamSynchronize(session.stream);
+  d.cuMemFree(pointer);
+}
+
+void FreeDevice(Session& session, const DeviceCopy& copy) {
+  if (copy.device != 0 && !copy.borrowed) FreeBuffer(session, copy.device);
 }
 
 // The device ready and the session's stream, pool and error slot made;
@@ -534,33 +603,15 @@ bool Ready(Session& session, Error& error) {
             "cuMemPoolSetAttribute", error))
       return false;
   }
-  CUdeviceptr slot = 0;
-  if (!Check(d.cuMemAllocFromPoolAsync(&slot, 4 * sizeof(int64_t), session.pool,
-                                       session.stream),
-             "cuMemAllocAsync", error))
-    return false;
+  CUdeviceptr slot = AllocateDevice(session, 4 * sizeof(int64_t), error);
+  if (slot == 0) return false;
   if (!Check(d.cuMemsetD8Async(slot, 0, 4 * sizeof(int64_t), session.stream),
              "cuMemsetD8Async", error)) {
-    d.cuMemFreeAsync(slot, session.stream);
+    FreeBuffer(session, slot);
     return false;
   }
   session.error_slot = slot;
   return true;
-}
-
-CUdeviceptr AllocateDevice(Session& session, int64_t bytes, Error& error) {
-  CUdeviceptr pointer = 0;
-  // The pool rejects empty allocations; every array gets a distinct one.
-  Check(GetDevice().driver.cuMemAllocFromPoolAsync(
-            &pointer, static_cast<size_t>(bytes > 0 ? bytes : 1), session.pool,
-            session.stream),
-        "cuMemAllocAsync", error);
-  return pointer;
-}
-
-void FreeDevice(Session& session, const DeviceCopy& copy) {
-  if (copy.device != 0 && !copy.borrowed)
-    GetDevice().driver.cuMemFreeAsync(copy.device, session.stream);
 }
 
 // The kernel `name`, loading the module `ptx` into the session first.
@@ -687,8 +738,7 @@ void FreeArrays(Session& session) {
   session.arrays.clear();
   session.result_buffers.clear();
   session.result_bytes.clear();
-  for (CUdeviceptr pointer : session.retired)
-    GetDevice().driver.cuMemFreeAsync(pointer, session.stream);
+  for (CUdeviceptr pointer : session.retired) FreeBuffer(session, pointer);
   session.retired.clear();
 }
 
@@ -1064,9 +1114,10 @@ void delta_cuda_session_destroy(void* opaque) {
     const Driver& d = device.driver;
     if (session->stream != nullptr) d.cuStreamSynchronize(session->stream);
     FreeArrays(*session);
-    if (session->error_slot != 0)
-      d.cuMemFreeAsync(session->error_slot, session->stream);
+    if (session->error_slot != 0) FreeBuffer(*session, session->error_slot);
     if (session->blas != nullptr) device.blas.destroy(session->blas);
+    if (session->blas_workspace != 0)
+      FreeBuffer(*session, session->blas_workspace);
     if (session->stream != nullptr) {
       d.cuStreamSynchronize(session->stream);
       d.cuStreamDestroy(session->stream);
