@@ -773,11 +773,15 @@ DeltaContext* delta_context_create(const void* options) {
   if (context == nullptr) return nullptr;
   if (options != nullptr)
     std::memcpy(&context->num_threads, options, sizeof(int32_t));
-  if (options != nullptr)
-    std::memcpy(&context->device_memory,
-                static_cast<const char*>(options) + sizeof(int32_t),
-                sizeof(int32_t));
+
   return context;
+}
+
+int32_t delta_context_set_device_memory(DeltaContext* context,
+                                        int32_t device_memory) {
+  if (context == nullptr) return DELTA_STATUS_ERROR_NULL;
+  context->device_memory = device_memory != 0 ? 1 : 0;
+  return DELTA_STATUS_OK;
 }
 
 void delta_context_destroy(DeltaContext* context) {

@@ -24,11 +24,14 @@ enum {
 
 typedef struct DeltaContext DeltaContext;
 
-/* `options` points at the generated NAME_options ({int32_t num_threads;
-   int32_t device_memory}) or is null. Returns null only when out of
-   memory. */
+/* `options` points at the generated NAME_options ({int32_t num_threads})
+   or is null. Returns null only when out of memory. */
 DeltaContext* delta_context_create(const void* options);
 void delta_context_destroy(DeltaContext* context);
+/* Whether the context's plain entries take device pointers (see Note
+   [Device memory at the boundary] in docs/internals/c_abi.md). */
+int32_t delta_context_set_device_memory(DeltaContext* context,
+                                        int32_t device_memory);
 /* The message of the last failed call on `context` ("" after success);
    valid until the next call on the context. */
 const char* delta_context_last_error(const DeltaContext* context);

@@ -39,6 +39,8 @@ constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSize = 6;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kPoolReleaseThreshold = 4;  // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+// The page-locked read-back buffer of a session (Session::pinned).
+constexpr int64_t kPinnedBytes = 64 * 1024;
 
 // CUmemPoolProps (cuda.h, CUDA 12 and 13): pinned device memory of device 0.
 struct PoolProps {
@@ -85,6 +87,9 @@ struct Driver {
   CUresult (*cuEventRecord)(void*, CUstream);
   CUresult (*cuEventSynchronize)(void*);
   CUresult (*cuEventElapsedTime)(float*, void*, void*);
+  // Page-locked host memory for small read-backs (optional).
+  CUresult (*cuMemAllocHost)(void**, size_t);
+  CUresult (*cuMemFreeHost)(void*);
   // For DELTA_CUDA_POOL=0 (allocation without the pool, for comparisons).
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
@@ -249,6 +254,10 @@ bool LoadDriver(Device& device) {
   if (d.cuEventElapsedTime == nullptr)
     d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(
         dlsym(library, "cuEventElapsedTime"));
+  d.cuMemAllocHost = reinterpret_cast<decltype(d.cuMemAllocHost)>(
+      dlsym(library, "cuMemAllocHost_v2"));
+  d.cuMemFreeHost = reinterpret_cast<decltype(d.cuMemFreeHost)>(
+      dlsym(library, "cuMemFreeHost"));
   d.cuMemAlloc =
       reinterpret_cast<decltype(d.cuMemAlloc)>(dlsym(library, "cuMemAlloc_v2"));
   d.cuMemFree =
@@ -475,6 +484,10 @@ struct Session {
   CUdeviceptr error_slot = 0;
   // Kernels were launched since the error slot was last read.
   bool unchecked = false;
+  // Page-locked memory that the error slot and small arrays are read back
+  // through: a device-to-host copy into pageable memory is staged by the
+  // driver and costs a second synchronization (null: not available).
+  void* pinned = nullptr;
   const DeltaCudaCheck* checks = nullptr;
   int64_t check_count = 0;
   std::unordered_map<const void*, CUmodule> modules;
@@ -603,6 +616,9 @@ bool Ready(Session& session, Error& error) {
             "cuMemPoolSetAttribute", error))
       return false;
   }
+  if (session.pinned == nullptr && d.cuMemAllocHost != nullptr &&
+      d.cuMemAllocHost(&session.pinned, kPinnedBytes) != kCudaSuccess)
+    session.pinned = nullptr;
   CUdeviceptr slot = AllocateDevice(session, 4 * sizeof(int64_t), error);
   if (slot == 0) return false;
   if (!Check(d.cuMemsetD8Async(slot, 0, 4 * sizeof(int64_t), session.stream),
@@ -664,19 +680,29 @@ void Synchronize(Session& session, Error& error, void* host = nullptr,
                  CUdeviceptr device = 0, int64_t bytes = 0) {
   if (!Ready(session, error)) return;
   const Driver& d = GetDevice().driver;
-  int64_t slot[4] = {0, 0, 0, 0};
+  // The error slot and a small array go through the pinned buffer: its
+  // first 32 bytes, then the rest.
+  int64_t own_slot[4] = {0, 0, 0, 0};
+  auto* slot = session.pinned != nullptr ? static_cast<int64_t*>(session.pinned)
+                                         : own_slot;
+  slot[0] = 0;
+  bool staged = session.pinned != nullptr && bytes <= kPinnedBytes - 64;
+  void* target = staged ? static_cast<char*>(session.pinned) + 64 : host;
   bool read_slot = session.unchecked;
-  if (read_slot && !Check(d.cuMemcpyDtoHAsync(slot, session.error_slot,
-                                              sizeof slot, session.stream),
-                          "cuMemcpyDtoHAsync", error))
+  if (read_slot &&
+      !Check(d.cuMemcpyDtoHAsync(slot, session.error_slot, 4 * sizeof(int64_t),
+                                 session.stream),
+             "cuMemcpyDtoHAsync", error))
     return;
   if (host != nullptr && bytes > 0 &&
-      !Check(d.cuMemcpyDtoHAsync(host, device, static_cast<size_t>(bytes),
+      !Check(d.cuMemcpyDtoHAsync(target, device, static_cast<size_t>(bytes),
                                  session.stream),
              "cuMemcpyDtoHAsync", error))
     return;
   if (!Check(d.cuStreamSynchronize(session.stream), "a kernel", error)) return;
   session.unchecked = false;
+  if (host != nullptr && bytes > 0 && staged)
+    std::memcpy(host, target, static_cast<size_t>(bytes));
   if (slot[0] == 0) return;
   if (slot[0] < 1 || slot[0] > session.check_count) {
     SetError(error, "a kernel failed a check");
@@ -1123,6 +1149,7 @@ void delta_cuda_session_destroy(void* opaque) {
       d.cuStreamDestroy(session->stream);
     }
     if (session->pool != nullptr) d.cuMemPoolDestroy(session->pool);
+    if (session->pinned != nullptr) d.cuMemFreeHost(session->pinned);
     for (auto& [ptx, module] : session->modules)
       if (module != nullptr) d.cuModuleUnload(module);
   }

@@ -343,6 +343,8 @@ void WrapperEmitter::ContextFunctions() {
   forward("_context_create", "delta_context_create", ptr_, {ptr_});
   forward("_context_destroy", "delta_context_destroy",
           llvm::Type::getVoidTy(context_), {ptr_});
+  forward("_context_set_device_memory", "delta_context_set_device_memory", i32_,
+          {ptr_, i32_});
   forward("_last_error", "delta_context_last_error", ptr_, {ptr_});
   forward("_status_string", "delta_status_string", ptr_, {i32_});
 }

@@ -96,13 +96,16 @@ typedef struct model_context model_context;
 
 typedef struct model_options {
   int32_t num_threads; /* 0: the shared pool; 1: only the calling thread */
-  int32_t device_memory; /* 1: plain entries take and write CUDA device
-                            pointers (libraries built with --target=cuda) */
 } model_options;
 
 /* `options` may be null. Returns null when out of memory. */
 model_context* model_context_create(const model_options* options);
 void model_context_destroy(model_context* ctx);
+/* 1: the plain entries of `ctx` take and write CUDA device pointers for
+   every array (libraries built with --target=cuda; a CPU library refuses
+   them at the call); 0 (the default): host memory. */
+model_status model_context_set_device_memory(model_context* ctx,
+                                             int32_t device_memory);
 /* The message of the last failed call on `ctx` ("" after a success), with
    `file:line:col: error:` for run-time errors; valid until the next call. */
 const char* model_last_error(const model_context* ctx);

@@ -1,6 +1,6 @@
 /* A 1,000-step training loop driven from C whose parameters stay on the
    device (library_device_resident.dl): the context takes device pointers
-   (device_memory = 1), the inputs are copied to the device once, and each
+   (set_device_memory(ctx, 1)), the inputs are copied to the device once, and each
    step writes the new parameters into the other of two device buffers.
    With the fake driver (Inputs/fake_driver.c, FAKE_CUDA_LAUNCH=ok) it
    prints the driver's copy and allocation counts around the loop. */
@@ -68,8 +68,8 @@ int main(void) {
       init(0) != 0)
     return 1;
 
-  mlp_device_options options = {0, 1}; /* device pointers */
-  mlp_device_context* ctx = mlp_device_context_create(&options);
+  mlp_device_context* ctx = mlp_device_context_create(NULL);
+  mlp_device_context_set_device_memory(ctx, 1); /* device pointers */
   mlp_device_Mlp params[2];
   Layer(&params[0].l1, kFeat, kHidden);
   Layer(&params[0].l2, kHidden, kClasses);

@@ -208,3 +208,11 @@ int cuMemsetD8Async(Pointer dst, unsigned char value, size_t bytes,
   memset((void*)dst, value, bytes);
   return kSuccess;
 }
+int cuMemAllocHost_v2(void** pointer, size_t bytes) {
+  *pointer = malloc(bytes);
+  return *pointer != NULL ? kSuccess : 2;
+}
+int cuMemFreeHost(void* pointer) {
+  free(pointer);
+  return kSuccess;
+}

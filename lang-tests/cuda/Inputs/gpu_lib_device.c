@@ -1,9 +1,10 @@
 /* gpu_lib's entries called with device pointers (a context created with
-   device_memory = 1) give the same results as with host arrays
+   set_device_memory(ctx, 1)) give the same results as with host arrays
    (library_device_memory.dl). Uses the CUDA driver directly for memory. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_lib.h"
@@ -36,7 +37,8 @@ static int Same(const char* what, const double* a, const double* b,
 }
 
 int main(void) {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW);
+  const char* name = getenv("DELTA_CUDA_DRIVER");
+  void* driver = dlopen(name != NULL ? name : "libcuda.so.1", RTLD_NOW);
   if (driver == NULL) return 1;
   int (*init)(unsigned) = (int (*)(unsigned))dlsym(driver, "cuInit");
   int (*get)(int*, int) = (int (*)(int*, int))dlsym(driver, "cuDeviceGet");
@@ -60,8 +62,8 @@ int main(void) {
   for (int i = 0; i < kK * kP; ++i) b[i] = i % 3;
 
   gpu_lib_context* host_ctx = gpu_lib_context_create(NULL);
-  gpu_lib_options options = {0, 1};
-  gpu_lib_context* device_ctx = gpu_lib_context_create(&options);
+  gpu_lib_context* device_ctx = gpu_lib_context_create(NULL);
+  gpu_lib_context_set_device_memory(device_ctx, 1);
   double* dx = ToDevice(x, kN);
   double* da = ToDevice(a, kM * kK);
   double* db = ToDevice(b, kK * kP);
