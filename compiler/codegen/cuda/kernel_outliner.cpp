@@ -77,6 +77,22 @@ bool IsBlockArgOf(const ir::Value* value, const ir::Block& block) {
   return value->def == nullptr && value->block == &block;
 }
 
+// Whether a reduction's body is { x = gather a …; y = gather b …; yield
+// x * y }.
+bool IsProductOfLoads(const ir::Block& body) {
+  if (body.ops.size() != 4) return false;
+  const ir::Op& load_a = *body.ops[0];
+  const ir::Op& load_b = *body.ops[1];
+  const ir::Op& product = *body.ops[2];
+  const ir::Op& yield = *body.ops[3];
+  return load_a.kind == ir::OpKind::Gather &&
+         load_b.kind == ir::OpKind::Gather && product.kind == ir::OpKind::Mul &&
+         yield.operands.size() == 1 &&
+         yield.operands[0] == product.results[0] &&
+         product.operands[0] == load_a.results[0] &&
+         product.operands[1] == load_b.results[0];
+}
+
 // reduce.sum [k] { ^(…): x = gather a …; y = gather b …; yield x * y }
 // with a result over two dims, one from a and one from b.
 bool MatchContraction(const ir::Op& op, Kernel& kernel) {
@@ -85,17 +101,9 @@ bool MatchContraction(const ir::Op& op, Kernel& kernel) {
       op.results[0]->type.dims.size() != 2)
     return false;
   const ir::Block& body = *op.region(0);
-  if (body.ops.size() != 4) return false;
+  if (!IsProductOfLoads(body)) return false;
   const ir::Op& load_a = *body.ops[0];
   const ir::Op& load_b = *body.ops[1];
-  const ir::Op& product = *body.ops[2];
-  const ir::Op& yield = *body.ops[3];
-  if (load_a.kind != ir::OpKind::Gather || load_b.kind != ir::OpKind::Gather ||
-      product.kind != ir::OpKind::Mul || yield.operands.size() != 1 ||
-      yield.operands[0] != product.results[0] ||
-      product.operands[0] != load_a.results[0] ||
-      product.operands[1] != load_b.results[0])
-    return false;
   const ir::Dim* k = op.dims[0];
   const ir::DimList& result_dims = op.results[0]->type.dims;
   // Each load reads a whole 2-d array at the region's own indices: k and
@@ -136,17 +144,9 @@ bool MatchBatchedContraction(const ir::Op& op, Kernel& kernel) {
       op.results[0]->type.dims.size() < 3)
     return false;
   const ir::Block& body = *op.region(0);
-  if (body.ops.size() != 4) return false;
+  if (!IsProductOfLoads(body)) return false;
   const ir::Op& load_a = *body.ops[0];
   const ir::Op& load_b = *body.ops[1];
-  const ir::Op& product = *body.ops[2];
-  const ir::Op& yield = *body.ops[3];
-  if (load_a.kind != ir::OpKind::Gather || load_b.kind != ir::OpKind::Gather ||
-      product.kind != ir::OpKind::Mul || yield.operands.size() != 1 ||
-      yield.operands[0] != product.results[0] ||
-      product.operands[0] != load_a.results[0] ||
-      product.operands[1] != load_b.results[0])
-    return false;
   // Each load reads a whole array of the function at the region's indices.
   auto whole = [&](const ir::Op& load) {
     const ir::Value* array = load.operands[0];
