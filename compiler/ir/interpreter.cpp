@@ -367,11 +367,16 @@ T FloatArithmetic(OpKind kind, T a, T b) {
       return std::fmod(a, b);
     case OpKind::Pow:
       return std::pow(a, b);
-    // NaN propagates; ties give the first operand.
+    // IEEE 754-2019 maximum and minimum, as llvm.maximum/minimum: NaN
+    // propagates and -0 < +0 (language.md, "max and min").
     case OpKind::Max:
-      return std::isnan(a) || std::isnan(b) ? a + b : a >= b ? a : b;
+      if (std::isnan(a) || std::isnan(b)) return a + b;
+      if (a == b) return std::signbit(a) ? b : a;
+      return a > b ? a : b;
     case OpKind::Min:
-      return std::isnan(a) || std::isnan(b) ? a + b : a <= b ? a : b;
+      if (std::isnan(a) || std::isnan(b)) return a + b;
+      if (a == b) return std::signbit(a) ? a : b;
+      return a < b ? a : b;
     default:
       return a;
   }
