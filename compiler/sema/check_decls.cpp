@@ -427,6 +427,64 @@ void Checker::CheckStructDecl(StructInfo* info, const Scope* module_scope) {
       Error(DiagKind::FunctionValueMisuse, field.type->span,
             "a struct field cannot hold a function");
     info->field_types.push_back(type);
+    CheckStructCycle(info, field);
+  }
+}
+
+void Checker::CheckStructCycle(StructInfo* info, const ast::FieldDecl& field) {
+  // The structs a type holds directly (through tuples and lifting).
+  auto held = [](const Type* type) {
+    std::vector<const StructInfo*> structs;
+    std::vector<const Type*> pending = {type};
+    while (!pending.empty()) {
+      const Type* part = pending.back();
+      pending.pop_back();
+      if (part->kind == Type::Kind::Tuple)
+        pending.insert(pending.end(), part->elements.begin(),
+                       part->elements.end());
+      else if (part->kind == Type::Kind::Struct && part->struct_info)
+        structs.push_back(part->struct_info);
+    }
+    return structs;
+  };
+  // The fields resolved so far hold no cycle (each was checked as it was
+  // added), so this search ends; it is iterative because a chain of
+  // structs may be long. `reached_from` leads back along the fields taken.
+  size_t last = info->field_types.size() - 1;
+  llvm::DenseMap<const StructInfo*, std::pair<const StructInfo*, size_t>>
+      reached_from;
+  std::vector<const StructInfo*> pending;
+  for (const StructInfo* target : held(info->field_types[last]))
+    if (reached_from.try_emplace(target, info, last).second)
+      pending.push_back(target);
+  while (!pending.empty()) {
+    const StructInfo* current = pending.back();
+    pending.pop_back();
+    if (current != info) {
+      for (size_t i = 0; i < current->field_types.size(); ++i)
+        for (const StructInfo* target : held(current->field_types[i]))
+          if (reached_from.try_emplace(target, current, i).second)
+            pending.push_back(target);
+      continue;
+    }
+    std::vector<std::string> steps;
+    const StructInfo* at = info;
+    do {
+      auto [from, index] = reached_from.lookup(at);
+      steps.push_back(from->decl->name.name.str() + "." +
+                      from->field_names[index].str());
+      at = from;
+    } while (at != info);
+    std::string path;
+    for (auto step = steps.rbegin(); step != steps.rend(); ++step)
+      path += *step + " -> ";
+    std::string name = info->decl->name.name.str();
+    Error(DiagKind::RecursiveStruct, field.type->span,
+          "struct `" + name + "` contains itself (" + path + name +
+              "), so its values would be infinite");
+    // Later walks of the type must end.
+    info->field_types[last] = types().Error();
+    return;
   }
 }
 

@@ -203,6 +203,10 @@ class Checker {
                                     Span use);
   void CheckFnBody(FnInfo* fn);
   void CheckStructDecl(StructInfo* info, const Scope* scope);
+  // After `field` of `info` is resolved: a struct that holds itself,
+  // directly or through tuples, arrays or other structs, is an error, and
+  // the field that closes the cycle becomes an error type.
+  void CheckStructCycle(StructInfo* info, const ast::FieldDecl& field);
   // Declares the size parameters of a struct or function in `scope`.
   std::vector<const DimInfo*> DeclareSizeParams(
       const std::vector<ast::Ident>& names, Scope* scope);
