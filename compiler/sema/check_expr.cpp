@@ -667,10 +667,17 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
       name->symbol = const_cast<Symbol*>(symbol);
       switch (symbol->kind) {
         case Symbol::Kind::Value:
+          if (symbol->module_let && context.function)
+            context.function->lets_used.push_back(symbol->module_let);
+          else if (symbol->module_let && context.module_let)
+            let_uses_[context.module_let].push_back(symbol->module_let);
           type = TypeOfValueSymbol(symbol);
           break;
         case Symbol::Kind::Function:
-          if (context.function) context.function->callees.push_back(symbol->fn);
+          if (context.function)
+            context.function->callees.push_back(symbol->fn);
+          else if (context.module_let)
+            let_uses_[context.module_let].push_back(symbol->fn);
           type = FunctionType(FnCallable(symbol->fn));
           break;
         case Symbol::Kind::Dim:
