@@ -394,8 +394,10 @@ Leaves Lowerer::CallPullback(const sema::Callable* pullback,
   ir::Function* derived =
       DerivativeOf(primal, ir::Derivative::Mode::Vjp, wrt, false);
   std::vector<ir::Value*> operands = info.operands;
+  // Cotangents of integer leaves (inside a struct) are not passed.
   for (const Leaves& arg : args)
-    operands.insert(operands.end(), arg.begin(), arg.end());
+    for (ir::Value* leaf : arg)
+      if (ir::IsFloat(leaf->type.elem)) operands.push_back(leaf);
   SetLoc(span);
   Leaves results = CallDerivative(derived, operands, info.dims);
   // The derivative returns the cotangents' float leaves; each argument's
@@ -451,7 +453,19 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
     std::fill_n(wrt.begin(), std::min(primals.size(), wrt.size()), true);
     ir::Function* derived = DerivativeOf(
         wrapped.function, ir::Derivative::Mode::Jvp, std::move(wrt), false);
-    return CallDerivative(derived, operands, dims);
+    Leaves results = CallDerivative(derived, operands, dims);
+    // The primal results, then the output tangent's float leaves: the
+    // tangent is of the output's tangent type (a struct keeps its integer
+    // fields, as zeros).
+    const sema::Type* output = call->type->elements[0];
+    size_t primal_leaves = Flatten(output).size();
+    if (results.size() < primal_leaves) return {};  // a failed call
+    Leaves tangent =
+        ExpandTangent(Leaves(results.begin() + primal_leaves, results.end()),
+                      output, DimSubst());
+    results.resize(primal_leaves);
+    results.insert(results.end(), tangent.begin(), tangent.end());
+    return results;
   }
   // vjp(f, x…): the primal values now; the pullback remembers the arguments.
   std::vector<ir::Value*> operands;
