@@ -414,12 +414,16 @@ class Invocation {
                     std::string(leaf.name) + " has the negative size " +
                         std::to_string(size) + " in dim " + dim.name);
       if (!given) array.strides[i] = count;
-      if (size != 0 && count > INT64_MAX / size)
-        return Fail(DELTA_STATUS_ERROR_SIZE,
-                    std::string(leaf.name) + " is too large");
-      count *= size;
+      // Wraps only past the limit, or where a zero size empties the array;
+      // both are settled below.
+      count = static_cast<int64_t>(static_cast<uint64_t>(count) *
+                                   static_cast<uint64_t>(size));
       if (!CheckDim(leaf, dim, size)) return false;
     }
+    if (delta_element_count(rank, array.sizes.data(), &count) != 0)
+      return Fail(DELTA_STATUS_ERROR_SIZE,
+                  std::string(leaf.name) + " has more than " +
+                      DELTA_MAX_ELEMENTS_TEXT " elements");
     if (array.data == nullptr && count != 0)
       return Fail(DELTA_STATUS_ERROR_NULL,
                   std::string("argument ") + leaf.name + " is null");
@@ -854,15 +858,20 @@ int32_t delta_abi_result_sizes(const DeltaAbiEntry* entry, const int64_t* sizes,
     return DELTA_STATUS_ERROR_NULL;
   for (int64_t i = 0; i < entry->num_size_params; ++i)
     if (sizes[i] < 0) return DELTA_STATUS_ERROR_SIZE;
+  int32_t status = DELTA_STATUS_OK;
   for (int64_t i = 0; i < entry->num_results; ++i) {
     const DeltaAbiLeaf& leaf = entry->results[i];
+    int64_t* first = result_sizes;
     for (int64_t k = 0; k < leaf.rank; ++k) {
       const DeltaAbiDim& dim = leaf.dims[k];
       *result_sizes++ =
           dim.size_param < 0 ? dim.constant : sizes[dim.size_param];
     }
+    int64_t count = 0;
+    if (delta_element_count(leaf.rank, first, &count) != 0)
+      status = DELTA_STATUS_ERROR_SIZE;  // beyond DELTA_MAX_ELEMENTS
   }
-  return DELTA_STATUS_OK;
+  return status;
 }
 
 void* delta_abi_alloc(int64_t bytes) {

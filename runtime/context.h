@@ -128,7 +128,9 @@ int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
 
 /* The sizes of the result leaves for the size parameters in `sizes`
    (explicit or not, in declaration order): each result array's dims in
-   written order, one after the other. */
+   written order, one after the other. Returns DELTA_STATUS_ERROR_SIZE
+   (sizes still written) when a result would have more than
+   DELTA_MAX_ELEMENTS elements (format.h). */
 int32_t delta_abi_result_sizes(const DeltaAbiEntry* entry, const int64_t* sizes,
                                int64_t* result_sizes);
 

@@ -66,6 +66,23 @@ void AppendNested(DeltaBuffer* buffer, int elem_kind, const char* data,
 
 extern "C" {
 
+int delta_element_count(int64_t rank, const int64_t* sizes, int64_t* count) {
+  if (rank < 0) return -1;
+  bool empty = false;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (sizes[i] < 0) return -1;
+    empty |= sizes[i] == 0;
+  }
+  int64_t product = 1;
+  for (int64_t i = 0; i < rank && !empty; ++i) {
+    // product <= the limit < 2^62, so the comparison cannot overflow.
+    if (sizes[i] > DELTA_MAX_ELEMENTS / product) return -1;
+    product *= sizes[i];
+  }
+  *count = empty ? 0 : product;
+  return 0;
+}
+
 void delta_buffer_append(DeltaBuffer* buffer, const char* text, size_t length) {
   if (buffer->failed) return;
   const size_t limit = std::numeric_limits<size_t>::max() / 4;
@@ -133,15 +150,8 @@ void delta_format_scalar(DeltaBuffer* buffer, int elem_kind,
 int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
                        int64_t rank, const int64_t* shape,
                        const char* const* dim_names) {
-  if (rank < 0) return -1;
-  int64_t count = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (shape[i] < 0) return -1;
-    if (shape[i] > 0 &&
-        count > std::numeric_limits<int64_t>::max() / 8 / shape[i])
-      return -1;
-    count *= shape[i];
-  }
+  int64_t count = 0;
+  if (delta_element_count(rank, shape, &count) != 0) return -1;
   if (rank == 0) {
     delta_format_scalar(buffer, elem_kind, data);
     return 0;

@@ -22,6 +22,18 @@ enum {
   DELTA_ELEM_INDEX = 5,
 };
 
+// The most elements one array may have: 2^40 (8 TiB of f64). Every
+// product of dim sizes is checked against it where it is formed (generated
+// code, the interpreter, the .npy reader and writer, the C ABI), so byte
+// counts and offsets never overflow an int64 (docs/language/types.md).
+#define DELTA_MAX_ELEMENTS (INT64_C(1) << 40)
+#define DELTA_MAX_ELEMENTS_TEXT "2^40"
+
+// Sets *count to the product of the `rank` sizes and returns 0, or returns
+// -1 when a size is negative or the product exceeds DELTA_MAX_ELEMENTS (a
+// zero size makes the product 0, whatever the others).
+int delta_element_count(int64_t rank, const int64_t* sizes, int64_t* count);
+
 // A growable text buffer; zero-initialize it, free it with
 // delta_buffer_free. `data` is NUL-terminated whenever size > 0. After an
 // allocation failure `failed` is set and further appends do nothing.
@@ -41,8 +53,7 @@ void delta_format_scalar(DeltaBuffer* buffer, int elem_kind, const void* value);
 // Appends a dense row-major array as `[a=2, b=3] [[1, 2, 3], [4, 5, 6]]`:
 // `shape` and `dim_names` list the dims in canonical order, the last dim
 // varying fastest. With rank 0 it appends the scalar alone. Returns 0, or
-// -1 (appending nothing) when a size is negative or the element count
-// overflows.
+// -1 (appending nothing) when delta_element_count rejects the shape.
 int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
                        int64_t rank, const int64_t* shape,
                        const char* const* dim_names);

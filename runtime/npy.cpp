@@ -277,6 +277,12 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
   bool fortran = fortran_text == "True";
   std::vector<int64_t> shape;
   if (!ParseShape(shape_text, shape)) throw Failure{where + "bad shape"};
+  // Bounds the byte counts below (a crafted shape's product could wrap).
+  int64_t count = 0;
+  if (delta_element_count(static_cast<int64_t>(shape.size()), shape.data(),
+                          &count) != 0)
+    throw Failure{where + "shape " + ShapeText(shape) + " has more than " +
+                  DELTA_MAX_ELEMENTS_TEXT " elements"};
 
   std::vector<int64_t> expected(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) expected[i] = sizes[file_axes[i]];
@@ -291,8 +297,6 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
     throw Failure{std::string("'") + path + "' has shape " + ShapeText(shape) +
                   ", expected " + want};
   }
-  int64_t count = 1;
-  for (int64_t size : shape) count *= size;
   size_t data_start = header_start + header_length;
   if (bytes.size() < data_start + static_cast<size_t>(count) * dtype.bytes)
     throw Failure{where + "the file is shorter than its shape says"};
@@ -324,6 +328,11 @@ void Write(const char* path, int32_t kind, const void* data, int64_t rank,
                        "', 'fortran_order': False, 'shape': ";
   std::vector<int64_t> shape(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) shape[i] = sizes[file_axes[i]];
+  int64_t count = 0;
+  if (delta_element_count(rank, shape.data(), &count) != 0)
+    throw Failure{std::string("cannot write '") + path + "': shape " +
+                  ShapeText(shape) + " has more than " +
+                  DELTA_MAX_ELEMENTS_TEXT " elements"};
   header += ShapeText(shape) + ", }";
   // Magic (6) + version (2) + length (2) + header + '\n': a multiple of 64.
   size_t total = 10 + header.size() + 1;
@@ -345,8 +354,6 @@ void Write(const char* path, int32_t kind, const void* data, int64_t rank,
   std::vector<int64_t> strides(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) strides[i] = memory_strides[file_axes[i]];
   size_t start = out.size();
-  int64_t count = 1;
-  for (int64_t size : shape) count *= size;
   out.resize(start + static_cast<size_t>(count) * bytes);
   const char* source = static_cast<const char*>(data);
   ForEachElement(shape, strides, [&](int64_t position, int64_t offset) {

@@ -15,6 +15,7 @@
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object.h"
 #include "compiler/diagnostics/diagnostics.h"
+#include "compiler/ir/call_graph.h"
 #include "compiler/ir/interpreter.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
@@ -42,6 +43,49 @@ bool UseColor(ColorMode mode) {
   return false;
 }
 
+// The span of the source character at `loc`, or none.
+Span SpanAt(llvm::SourceMgr& sources, const ir::Loc& loc) {
+  if (!loc.IsValid()) return {};
+  for (unsigned id = 1; id <= sources.getNumBuffers(); ++id) {
+    if (sources.getMemoryBuffer(id)->getBufferIdentifier() != loc.file)
+      continue;
+    const char* at =
+        sources.FindLocForLineAndColumn(id, loc.line, loc.column).getPointer();
+    return at ? Span{at, at + 1} : Span{};
+  }
+  return {};
+}
+
+// Sema rejects recursion, but a @vjp rule that differentiates the function
+// it serves (grad(f) inside f's rule) calls itself once AD has built the
+// derivatives. Reports such a cycle at a call in the user's code.
+bool ReportDerivativeCycle(const ir::Module& module, llvm::SourceMgr& sources,
+                           DiagnosticEngine& diags) {
+  std::vector<const ir::Op*> cycle = ir::FindCallCycle(module);
+  if (cycle.empty()) return false;
+  // The caller of cycle[i] is the callee of cycle[i - 1]. Start at a call
+  // that a function of the user's (not a derivative) makes.
+  auto caller = [&](size_t i) {
+    return cycle[(i + cycle.size() - 1) % cycle.size()]->callee;
+  };
+  size_t first = 0;
+  for (size_t i = 0; i < cycle.size(); ++i)
+    if (!caller(i)->derivative && cycle[i]->loc.IsValid()) {
+      first = i;
+      break;
+    }
+  std::string path;
+  for (size_t k = 0; k < cycle.size(); ++k)
+    path += caller((first + k) % cycle.size())->name + " -> ";
+  std::string name = caller(first)->name;
+  diags.Report(DiagKind::Recursion, SpanAt(sources, cycle[first]->loc),
+               "`" + name + "` calls itself through a derivative (" + path +
+                   name +
+                   "); a @vjp rule cannot differentiate the function it is "
+                   "the rule for");
+  return true;
+}
+
 // The stages every command that compiles shares: check, lower, optimize.
 // Returns null after reporting diagnostics.
 struct Compiled {
@@ -66,6 +110,10 @@ Compiled Compile(const std::string& input, const CommonOptions& common,
   if (llvm::Error error = ad::Differentiate(*compiled.module)) {
     diags.Report(DiagKind::NotSupportedYet, Span{},
                  llvm::toString(std::move(error)));
+    compiled.module.reset();
+    return compiled;
+  }
+  if (ReportDerivativeCycle(*compiled.module, sources, diags)) {
     compiled.module.reset();
     return compiled;
   }

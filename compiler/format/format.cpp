@@ -7,6 +7,9 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <map>
+#include <tuple>
+
 #include "compiler/format/comments.h"
 #include "compiler/syntax/ast_dump.h"
 #include "compiler/syntax/parse.h"
@@ -326,7 +329,20 @@ class Printer {
   }
 
   // `indent` is the indentation of the line on which the block opens.
+  // See Note [Formatting blocks once].
   std::string Block(const ast::BlockExpr* block, int indent) {
+    BlockKey key{block, indent, no_struct_, next_};
+    if (auto it = blocks_.find(key); it != blocks_.end()) {
+      next_ = it->second.next;
+      last_end_ = it->second.last_end;
+      return it->second.text;
+    }
+    std::string text = FormatBlock(block, indent);
+    blocks_[key] = {text, next_, last_end_};
+    return text;
+  }
+
+  std::string FormatBlock(const ast::BlockExpr* block, int indent) {
     if (block->stmts.empty() && !block->result && !HasCommentIn(block->span))
       return "{}";
     if (block->stmts.empty() && block->result && !HasCommentIn(block->span)) {
@@ -602,6 +618,22 @@ class Printer {
   size_t next_ = 0;  // the first comment not printed yet
   const char* last_end_ = nullptr;
   bool no_struct_ = false;
+
+  // Note [Formatting blocks once]
+  // A block holding only a result is first formatted on one line and, when
+  // that does not fit, again one item per line one level deeper; nested
+  // such blocks would be formatted 2^depth times (40 levels took 25 s).
+  // A block's text depends only on the block, its indentation, no_struct_
+  // and the first pending comment (a block's formatting sets last_end_
+  // before reading it), so it is computed once per such key, and the
+  // comment cursor and last_end_ it leaves are replayed: O(depth^2) blocks.
+  using BlockKey = std::tuple<const ast::BlockExpr*, int, bool, size_t>;
+  struct FormattedBlock {
+    std::string text;
+    size_t next;
+    const char* last_end;
+  };
+  std::map<BlockKey, FormattedBlock> blocks_;
 };
 
 // The AST of `text` as S-expressions, or nothing on a syntax error.

@@ -367,11 +367,16 @@ T FloatArithmetic(OpKind kind, T a, T b) {
       return std::fmod(a, b);
     case OpKind::Pow:
       return std::pow(a, b);
-    // NaN propagates; ties give the first operand.
+    // IEEE 754-2019 maximum and minimum, as llvm.maximum/minimum: NaN
+    // propagates and -0 < +0 (language.md, "max and min").
     case OpKind::Max:
-      return std::isnan(a) || std::isnan(b) ? a + b : a >= b ? a : b;
+      if (std::isnan(a) || std::isnan(b)) return a + b;
+      if (a == b) return std::signbit(a) ? b : a;
+      return a > b ? a : b;
     case OpKind::Min:
-      return std::isnan(a) || std::isnan(b) ? a + b : a <= b ? a : b;
+      if (std::isnan(a) || std::isnan(b)) return a + b;
+      if (a == b) return std::signbit(a) ? a : b;
+      return a < b ? a : b;
     default:
       return a;
   }
@@ -665,6 +670,9 @@ class Evaluator {
                                    std::vector<Tensor> args);
 
   Error RunOp(const Op& op);
+  // Every array `op` computes is within DELTA_MAX_ELEMENTS (runtime/format.h),
+  // checked before it runs, as compiled code does.
+  Error CheckResultSizes(const Op& op);
   Error RunUnary(const Op& op);
   Error RunBinary(const Op& op);
   Error RunOther(const Op& op);
@@ -835,6 +843,7 @@ Error Evaluator::RunOp(const Op& op) {
   for (const Value* operand : op.operands)
     if (!values_.count(operand))
       return InternalError(op, "an operand is used before it is defined");
+  if (Error error = CheckResultSizes(op)) return error;
   switch (op.kind) {
 #define DELTA_OP(Name, mnemonic, Kind) \
   case OpKind::Name:                   \
@@ -842,6 +851,29 @@ Error Evaluator::RunOp(const Op& op) {
 #include "compiler/ir/ops.def"
   }
   return InternalError(op, "unknown op");
+}
+
+Error Evaluator::CheckResultSizes(const Op& op) {
+  for (const Value* result : op.results) {
+    const Type& type = result->type;
+    if (type.dims.empty()) continue;
+    std::vector<int64_t> shape;
+    for (const Dim* dim : type.dims) {
+      Expected<int64_t> size = DimSize(dim, op.loc);
+      if (!size) {  // left to the op, which reports it
+        llvm::consumeError(size.takeError());
+        return Error::success();
+      }
+      shape.push_back(*size);
+    }
+    int64_t count = 0;
+    if (delta_element_count(static_cast<int64_t>(shape.size()), shape.data(),
+                            &count) != 0)
+      return LocatedError(op.loc, "an array of type " + TypeString(type) +
+                                      " would exceed the limit of " +
+                                      DELTA_MAX_ELEMENTS_TEXT " elements");
+  }
+  return Error::success();
 }
 
 Error Evaluator::RunUnary(const Op& op) {

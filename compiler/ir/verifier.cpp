@@ -16,6 +16,10 @@ class Verifier {
   void Function(const ir::Function& function) {
     function_ = &function;
     available_.clear();
+    own_dims_.clear();
+    own_dims_.insert(function.dims.begin(), function.dims.end());
+    if (function.module)
+      for (const auto& dim : function.module->dims) own_dims_.insert(dim.get());
     for (const Value* value : function.size_params) available_.insert(value);
     for (const Value* value : function.params) available_.insert(value);
     if (function.size_params.size() > function.dims.size())
@@ -64,6 +68,7 @@ class Verifier {
         if (!available_.contains(operand))
           Fail("uses a value that is not defined before it", &op);
       for (const auto& region : op.regions) Block(*region, false);
+      CheckDims(op);
       CheckOp(op);
       for (const Value* result : op.results) {
         available_.insert(result);
@@ -71,6 +76,23 @@ class Verifier {
       }
     }
     for (const Value* value : defined) available_.erase(value);
+  }
+
+  // Every dim an op names or types with is the function's or the module's:
+  // a dim of another function dies with it. Only pointers are compared, so
+  // a dangling dim is reported, not read.
+  void CheckDims(const ir::Op& op) {
+    auto owned = [&](const ir::Type& type) {
+      if (type.index_dim && !own_dims_.contains(type.index_dim)) return false;
+      return llvm::all_of(
+          type.dims, [&](const Dim* dim) { return own_dims_.contains(dim); });
+    };
+    bool ok = llvm::all_of(
+        op.dims, [&](const Dim* dim) { return own_dims_.contains(dim); });
+    for (const Value* result : op.results) ok = ok && owned(result->type);
+    for (const auto& region : op.regions)
+      for (const Value* arg : region->args) ok = ok && owned(arg->type);
+    if (!ok) Fail("uses a dim of another function", &op);
   }
 
   const Op* Yield(const ir::Block& region) {
@@ -330,6 +352,7 @@ class Verifier {
 
   const ir::Function* function_ = nullptr;
   llvm::DenseSet<const Value*> available_;
+  llvm::DenseSet<const Dim*> own_dims_;
 };
 
 }  // namespace

@@ -313,11 +313,14 @@ Leaves Lowerer::CallGrad(const sema::Callable* grad,
   // The wrt mask over the wrapped function's parameter leaves.
   const sema::Signature* signature = SignatureOf(inner);
   std::vector<bool> wrt;
+  std::vector<size_t> float_leaves;  // per parameter
   for (size_t i = 0; i < signature->params.size(); ++i) {
     bool wanted =
         std::find(grad->wrt.begin(), grad->wrt.end(), i) != grad->wrt.end();
-    size_t count = Flatten(signature->params[i], &sizes).size();
-    wrt.insert(wrt.end(), count, wanted);
+    std::vector<ir::Type> leaves = Flatten(signature->params[i], &sizes);
+    wrt.insert(wrt.end(), leaves.size(), wanted);
+    float_leaves.push_back(llvm::count_if(
+        leaves, [](const ir::Type& leaf) { return ir::IsFloat(leaf.elem); }));
   }
   wrt.resize(wrapped.function->params.size(), false);
   ir::Function* derived = DerivativeOf(
@@ -328,7 +331,53 @@ Leaves Lowerer::CallGrad(const sema::Callable* grad,
   std::vector<ir::Value*> captured = CaptureOperands(wrapped);
   operands.insert(operands.end(), captured.begin(), captured.end());
   SetLoc(span);
-  return CallDerivative(derived, operands, WrappedDims(wrapped, inner, sizes));
+  Leaves results =
+      CallDerivative(derived, operands, WrappedDims(wrapped, inner, sizes));
+  // The derivative returns the value's leaves (value_and_grad), then the
+  // gradients' float leaves in parameter order; the result lists the
+  // gradients in the order `wrt:` names them, each of its tangent type.
+  std::vector<Leaves> gradients(signature->params.size());
+  size_t next = results.size();
+  for (size_t i = signature->params.size(); i-- > 0;) {
+    if (std::find(grad->wrt.begin(), grad->wrt.end(), i) == grad->wrt.end())
+      continue;
+    if (next < float_leaves[i]) return {};  // a failed call
+    next -= float_leaves[i];
+    gradients[i] =
+        ExpandTangent(Leaves(results.begin() + next,
+                             results.begin() + next + float_leaves[i]),
+                      signature->params[i], sizes);
+  }
+  Leaves ordered(results.begin(), results.begin() + next);
+  for (unsigned param : grad->wrt)
+    ordered.insert(ordered.end(), gradients[param].begin(),
+                   gradients[param].end());
+  return ordered;
+}
+
+Leaves Lowerer::ExpandTangent(const Leaves& float_leaves,
+                              const sema::Type* type, const DimSubst& sizes) {
+  // A struct's tangent is the struct itself (docs/language/types.md), so its
+  // other leaves are zeros; elsewhere they are () and have no leaves.
+  std::function<void(const sema::Type*, bool)> expand;
+  Leaves tangent;
+  size_t next = 0;
+  expand = [&](const sema::Type* part, bool in_struct) {
+    if (part->kind == sema::Type::Kind::Tuple) {
+      for (const sema::Type* element : part->elements)
+        expand(element, in_struct);
+      return;
+    }
+    in_struct = in_struct || part->kind == sema::Type::Kind::Struct;
+    for (const ir::Type& leaf : Flatten(part, &sizes)) {
+      if (ir::IsFloat(leaf.elem) && next < float_leaves.size())
+        tangent.push_back(float_leaves[next++]);
+      else if (in_struct)
+        tangent.push_back(Const(leaf, 0));
+    }
+  };
+  expand(type, false);
+  return tangent;
 }
 
 Leaves Lowerer::CallPullback(const sema::Callable* pullback,
@@ -345,10 +394,28 @@ Leaves Lowerer::CallPullback(const sema::Callable* pullback,
   ir::Function* derived =
       DerivativeOf(primal, ir::Derivative::Mode::Vjp, wrt, false);
   std::vector<ir::Value*> operands = info.operands;
+  // Cotangents of integer leaves (inside a struct) are not passed.
   for (const Leaves& arg : args)
-    operands.insert(operands.end(), arg.begin(), arg.end());
+    for (ir::Value* leaf : arg)
+      if (ir::IsFloat(leaf->type.elem)) operands.push_back(leaf);
   SetLoc(span);
-  return CallDerivative(derived, operands, info.dims);
+  Leaves results = CallDerivative(derived, operands, info.dims);
+  // The derivative returns the cotangents' float leaves; each argument's
+  // cotangent is of its tangent type.
+  Leaves cotangents;
+  size_t next = 0;
+  for (const sema::Type* type : info.arg_types) {
+    size_t floats = llvm::count_if(Flatten(type), [](const ir::Type& leaf) {
+      return ir::IsFloat(leaf.elem);
+    });
+    if (next + floats > results.size()) return {};  // a failed call
+    Leaves part = ExpandTangent(
+        Leaves(results.begin() + next, results.begin() + next + floats), type,
+        DimSubst());
+    cotangents.insert(cotangents.end(), part.begin(), part.end());
+    next += floats;
+  }
+  return cotangents;
 }
 
 Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
@@ -386,20 +453,35 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
     std::fill_n(wrt.begin(), std::min(primals.size(), wrt.size()), true);
     ir::Function* derived = DerivativeOf(
         wrapped.function, ir::Derivative::Mode::Jvp, std::move(wrt), false);
-    return CallDerivative(derived, operands, dims);
+    Leaves results = CallDerivative(derived, operands, dims);
+    // The primal results, then the output tangent's float leaves: the
+    // tangent is of the output's tangent type (a struct keeps its integer
+    // fields, as zeros).
+    const sema::Type* output = call->type->elements[0];
+    size_t primal_leaves = Flatten(output).size();
+    if (results.size() < primal_leaves) return {};  // a failed call
+    Leaves tangent =
+        ExpandTangent(Leaves(results.begin() + primal_leaves, results.end()),
+                      output, DimSubst());
+    results.resize(primal_leaves);
+    results.insert(results.end(), tangent.begin(), tangent.end());
+    return results;
   }
   // vjp(f, x…): the primal values now; the pullback remembers the arguments.
   std::vector<ir::Value*> operands;
+  std::vector<const sema::Type*> arg_types;
   for (size_t i = 1; i < call->args.size(); ++i) {
     Leaves leaves = Expr(call->args[i].value);
     operands.insert(operands.end(), leaves.begin(), leaves.end());
+    arg_types.push_back(call->args[i].value->type);
   }
   size_t param_leaves = operands.size();
   operands.insert(operands.end(), captured.begin(), captured.end());
   SetLoc(call->span);
   ir::Op* primal = EmitCall(wrapped.function, operands, dims);
   const sema::Callable* pullback = call->type->elements[1]->callable;
-  PullbackInfo remembered{wrapped, operands, dims, param_leaves, sizes};
+  PullbackInfo remembered{wrapped,      operands, dims,
+                          param_leaves, sizes,    std::move(arg_types)};
   pullbacks_[pullback] = std::move(remembered);
   return Leaves(primal->results.begin(), primal->results.end());
 }

@@ -149,6 +149,7 @@ class Lowerer {
     std::vector<const ir::Dim*> dims;
     size_t param_leaves = 0;  // how many operands are primal arguments
     DimSubst sizes;           // the primal's size parameters
+    std::vector<const sema::Type*> arg_types;  // of the primal arguments
   };
   llvm::DenseMap<const sema::Callable*, PullbackInfo> pullbacks_;
   int lifted_rules_ = 0;  // names the functions of lifted calls with rules

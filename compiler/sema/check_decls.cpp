@@ -427,6 +427,64 @@ void Checker::CheckStructDecl(StructInfo* info, const Scope* module_scope) {
       Error(DiagKind::FunctionValueMisuse, field.type->span,
             "a struct field cannot hold a function");
     info->field_types.push_back(type);
+    CheckStructCycle(info, field);
+  }
+}
+
+void Checker::CheckStructCycle(StructInfo* info, const ast::FieldDecl& field) {
+  // The structs a type holds directly (through tuples and lifting).
+  auto held = [](const Type* type) {
+    std::vector<const StructInfo*> structs;
+    std::vector<const Type*> pending = {type};
+    while (!pending.empty()) {
+      const Type* part = pending.back();
+      pending.pop_back();
+      if (part->kind == Type::Kind::Tuple)
+        pending.insert(pending.end(), part->elements.begin(),
+                       part->elements.end());
+      else if (part->kind == Type::Kind::Struct && part->struct_info)
+        structs.push_back(part->struct_info);
+    }
+    return structs;
+  };
+  // The fields resolved so far hold no cycle (each was checked as it was
+  // added), so this search ends; it is iterative because a chain of
+  // structs may be long. `reached_from` leads back along the fields taken.
+  size_t last = info->field_types.size() - 1;
+  llvm::DenseMap<const StructInfo*, std::pair<const StructInfo*, size_t>>
+      reached_from;
+  std::vector<const StructInfo*> pending;
+  for (const StructInfo* target : held(info->field_types[last]))
+    if (reached_from.try_emplace(target, info, last).second)
+      pending.push_back(target);
+  while (!pending.empty()) {
+    const StructInfo* current = pending.back();
+    pending.pop_back();
+    if (current != info) {
+      for (size_t i = 0; i < current->field_types.size(); ++i)
+        for (const StructInfo* target : held(current->field_types[i]))
+          if (reached_from.try_emplace(target, current, i).second)
+            pending.push_back(target);
+      continue;
+    }
+    std::vector<std::string> steps;
+    const StructInfo* at = info;
+    do {
+      auto [from, index] = reached_from.lookup(at);
+      steps.push_back(from->decl->name.name.str() + "." +
+                      from->field_names[index].str());
+      at = from;
+    } while (at != info);
+    std::string path;
+    for (auto step = steps.rbegin(); step != steps.rend(); ++step)
+      path += *step + " -> ";
+    std::string name = info->decl->name.name.str();
+    Error(DiagKind::RecursiveStruct, field.type->span,
+          "struct `" + name + "` contains itself (" + path + name +
+              "), so its values would be infinite");
+    // Later walks of the type must end.
+    info->field_types[last] = types().Error();
+    return;
   }
 }
 
@@ -488,13 +546,15 @@ void Checker::CheckFnBody(FnInfo* fn) {
 void Checker::CheckModuleLet(ast::LetDecl* decl, ModuleInfo* module) {
   if (lets_done_.contains(decl)) return;
   if (lets_in_progress_.contains(decl)) {
-    Error(DiagKind::Recursion, decl->pattern->span,
-          "this constant depends on itself");
+    if (lets_reported_.insert(decl).second)
+      Error(DiagKind::Recursion, decl->pattern->span,
+            "this constant depends on itself");
     return;
   }
   lets_in_progress_.insert(decl);
   Context context;
   context.scope = module->scope;
+  context.module_let = decl;
   LitVarId first = StatementStart();
   const Type* type = CheckExpr(decl->value, context);
   if (decl->annotation) {
@@ -543,31 +603,96 @@ const Type* Checker::TypeOfValueSymbol(const Symbol* symbol) {
 }
 
 void Checker::CheckRecursion(ModuleInfo* module) {
-  // Depth-first search for a cycle in the call graph of this module.
-  enum class Mark { None, Active, Done };
-  llvm::DenseMap<FnInfo*, Mark> marks;
-  std::function<bool(FnInfo*)> visit = [&](FnInfo* fn) -> bool {
-    Mark& mark = marks[fn];
-    if (mark == Mark::Active) return true;
-    if (mark == Mark::Done) return false;
-    mark = Mark::Active;
-    for (FnInfo* callee : fn->callees) {
-      if (visit(callee)) {
-        if (marks[fn] == Mark::Active) {
-          marks[fn] = Mark::Done;
-          Error(DiagKind::Recursion, fn->decl->name.span,
-                "`" + fn->decl->name.name.str() +
-                    "` is recursive; Delta functions cannot call themselves "
-                    "(use loop or while)");
-        }
-        return false;
-      }
+  // Depth-first search for cycles among this module's functions and
+  // module-level lets (a let is evaluated per use, so one that reaches
+  // itself through a function never ends). Iterative: a chain of calls may
+  // be as long as the program.
+  using Node = llvm::PointerUnion<FnInfo*, ast::LetDecl*>;
+  auto successors = [&](Node node) {
+    std::vector<Node> next;
+    if (auto* fn = llvm::dyn_cast<FnInfo*>(node)) {
+      next.assign(fn->callees.begin(), fn->callees.end());
+      next.insert(next.end(), fn->lets_used.begin(), fn->lets_used.end());
+    } else {
+      auto it = let_uses_.find(llvm::cast<ast::LetDecl*>(node));
+      if (it != let_uses_.end()) next = it->second;
     }
-    marks[fn] = Mark::Done;
-    return false;
+    return next;
+  };
+  auto name_of = [](Node node) {
+    if (auto* fn = llvm::dyn_cast<FnInfo*>(node))
+      return fn->decl->name.name.str();
+    const ast::Pattern* pattern = llvm::cast<ast::LetDecl*>(node)->pattern;
+    return pattern->kind == ast::Pattern::Kind::Name ? pattern->name.name.str()
+                                                     : std::string("(…)");
+  };
+  enum class Mark { None, Active, Done };
+  llvm::DenseMap<Node, Mark> marks;
+  struct Frame {
+    Node node;
+    std::vector<Node> next;
+    size_t taken = 0;
+  };
+  auto search = [&](Node root) {
+    if (marks[root] != Mark::None) return;
+    marks[root] = Mark::Active;
+    std::vector<Frame> stack;
+    stack.push_back({root, successors(root)});
+    while (!stack.empty()) {
+      Frame& frame = stack.back();
+      if (frame.taken == frame.next.size()) {
+        marks[frame.node] = Mark::Done;
+        stack.pop_back();
+        continue;
+      }
+      Node target = frame.next[frame.taken++];
+      Mark& mark = marks[target];
+      if (mark == Mark::None) {
+        mark = Mark::Active;
+        stack.push_back({target, successors(target)});
+        continue;
+      }
+      if (mark == Mark::Done) continue;
+      // A cycle: the frames from `target` to the top. A let on it is
+      // reported as depending on itself; a cycle of functions alone at
+      // the function that closes it (which is then done, as before).
+      size_t first = 0;
+      while (stack[first].node != target) ++first;
+      std::vector<Node> cycle;
+      for (size_t i = first; i < stack.size(); ++i)
+        cycle.push_back(stack[i].node);
+      auto let_at = llvm::find_if(
+          cycle, [](Node node) { return llvm::isa<ast::LetDecl*>(node); });
+      ast::LetDecl* let = nullptr;
+      std::string path;
+      if (let_at != cycle.end()) {
+        // Named from the let: `c -> f -> c`.
+        std::rotate(cycle.begin(), let_at, cycle.end());
+        let = llvm::cast<ast::LetDecl*>(cycle.front());
+        for (Node node : cycle) path += name_of(node) + " -> ";
+        path += name_of(cycle.front());
+      }
+      if (let) {
+        if (lets_reported_.insert(let).second)
+          Error(DiagKind::Recursion, let->pattern->span,
+                "this constant depends on itself (" + path + ")");
+        continue;
+      }
+      FnInfo* fn = llvm::cast<FnInfo*>(frame.node);
+      if (marks[frame.node] != Mark::Active) continue;
+      Error(DiagKind::Recursion, fn->decl->name.span,
+            "`" + fn->decl->name.name.str() +
+                "` is recursive; Delta functions cannot call themselves "
+                "(use loop or while)");
+      // Report this function once: its other edges are not searched.
+      frame.taken = frame.next.size();
+      marks[frame.node] = Mark::Done;
+    }
   };
   for (FnInfo& fn : program_.functions)
-    if (fn.module == module) visit(&fn);
+    if (fn.module == module) search(&fn);
+  for (ast::Decl* decl : module->ast->decls)
+    if (auto* let = llvm::dyn_cast<ast::LetDecl>(decl)) search(let);
 }
 
 void Checker::CheckModule(ModuleInfo* module) {

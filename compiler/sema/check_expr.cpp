@@ -199,10 +199,30 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
   const Type* structure = a->kind == K::Struct ? a : b;
   const Type* leaf = a->kind == K::Struct ? b : a;
   if (!leaf->IsLeaf() || !checker.IsFloatValued(structure)) return fail();
-  const Type* field_kind = checker.LeafKindOf(structure);
-  if (field_kind &&
-      !UnifyLeafKinds(checker, field_kind, checker.types().WithDims(leaf, {})))
-    return fail();
+  // The leaf must fit every field's kind, as with a tuple: a struct with f32
+  // and f64 fields times a float literal is an error, not f32 * f64 in IR.
+  const Type* leaf_kind = checker.types().WithDims(leaf, {});
+  std::vector<const Type*> pending = {structure};
+  while (!pending.empty()) {
+    const Type* part = checker.Resolve(pending.back());
+    pending.pop_back();
+    if (part->kind == K::Struct)
+      pending.insert(pending.end(), part->struct_info->field_types.begin(),
+                     part->struct_info->field_types.end());
+    else if (part->kind == K::Tuple)
+      pending.insert(pending.end(), part->elements.begin(),
+                     part->elements.end());
+    else if (part->IsLeaf() &&
+             !UnifyLeafKinds(checker, checker.LeafKindOf(part), leaf_kind)) {
+      checker
+          .Error(DiagKind::BadOperand, span,
+                 std::string("cannot apply `") + OpSpelling(op) + "` to " +
+                     checker.TypeString(a) + " and " + checker.TypeString(b))
+          .Note(span, "the fields of " + checker.TypeString(structure) +
+                          " are not all of one type; combine them one by one");
+      return types.Error();
+    }
+  }
   return checker.Lift(structure, leaf->dims, span);
 }
 
@@ -667,10 +687,17 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
       name->symbol = const_cast<Symbol*>(symbol);
       switch (symbol->kind) {
         case Symbol::Kind::Value:
+          if (symbol->module_let && context.function)
+            context.function->lets_used.push_back(symbol->module_let);
+          else if (symbol->module_let && context.module_let)
+            let_uses_[context.module_let].push_back(symbol->module_let);
           type = TypeOfValueSymbol(symbol);
           break;
         case Symbol::Kind::Function:
-          if (context.function) context.function->callees.push_back(symbol->fn);
+          if (context.function)
+            context.function->callees.push_back(symbol->fn);
+          else if (context.module_let)
+            let_uses_[context.module_let].push_back(symbol->fn);
           type = FunctionType(FnCallable(symbol->fn));
           break;
         case Symbol::Kind::Dim:

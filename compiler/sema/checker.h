@@ -5,6 +5,7 @@
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/PointerUnion.h>
 #include <llvm/ADT/StringMap.h>
 
 #include <deque>
@@ -56,7 +57,8 @@ class LiteralSolver {
 // Where an expression is being checked.
 struct Context {
   const Scope* scope = nullptr;
-  FnInfo* function = nullptr;  // null at module level
+  FnInfo* function = nullptr;          // null at module level
+  ast::LetDecl* module_let = nullptr;  // the module-level let being checked
   bool in_main = false;
 };
 
@@ -203,6 +205,10 @@ class Checker {
                                     Span use);
   void CheckFnBody(FnInfo* fn);
   void CheckStructDecl(StructInfo* info, const Scope* scope);
+  // After `field` of `info` is resolved: a struct that holds itself,
+  // directly or through tuples, arrays or other structs, is an error, and
+  // the field that closes the cycle becomes an error type.
+  void CheckStructCycle(StructInfo* info, const ast::FieldDecl& field);
   // Declares the size parameters of a struct or function in `scope`.
   std::vector<const DimInfo*> DeclareSizeParams(
       const std::vector<ast::Ident>& names, Scope* scope);
@@ -221,6 +227,14 @@ class Checker {
   llvm::StringMap<ModuleInfo*> loaded_modules_;  // by real path
   llvm::DenseSet<const ast::LetDecl*> lets_in_progress_;
   llvm::DenseSet<const ast::LetDecl*> lets_done_;
+  // What each module-level let's value names: functions and other lets
+  // (FnInfo::callees and FnInfo::lets_used are a function's), for the
+  // recursion check.
+  llvm::DenseMap<const ast::LetDecl*,
+                 std::vector<llvm::PointerUnion<FnInfo*, ast::LetDecl*>>>
+      let_uses_;
+  // Lets already reported as depending on themselves.
+  llvm::DenseSet<const ast::LetDecl*> lets_reported_;
   std::vector<std::string> import_stack_;
   // Unsuffixed integer literals, range-checked once their type is known;
   // those written after a unary minus may reach the type's minimum.

@@ -70,7 +70,10 @@ std::string FormatType(const Type* type, LiteralSolver* literals) {
     }
     case Type::Kind::Function: {
       const Callable* callable = type->callable;
-      if (callable->kind == Callable::Kind::Fn)
+      // A function named before signatures are checked (in a module dim's
+      // size) has no signature yet.
+      if (callable->kind == Callable::Kind::Fn &&
+          callable->fn->signature.result != nullptr)
         return FormatSignature(callable->fn->signature, literals);
       if (callable->signature)
         return FormatSignature(*callable->signature, literals);

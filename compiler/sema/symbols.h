@@ -80,6 +80,7 @@ struct FnInfo {
   FnInfo* custom_vjp = nullptr;    // the @vjp rule for this function
   FnInfo* vjp_rule_for = nullptr;  // set on a rule: the function it serves
   std::vector<FnInfo*> callees;    // for the recursion check
+  std::vector<ast::LetDecl*> lets_used;  // module-level lets it reads
   // Locals of the body in order, for `dlc check --types --locals`.
   std::vector<const Symbol*> locals;
 };

@@ -94,8 +94,16 @@ const Type* Checker::CheckTransform(Builtin builtin, ast::CallExpr* call,
                       "` (" + listed + ")");
             return types().Error();
           }
+          auto index = static_cast<unsigned>(it - names.begin());
+          if (llvm::is_contained(grad->wrt, index)) {
+            // JAX would return a zero and a gradient; a typo is likelier.
+            Error(DiagKind::DuplicateWrt, target->span,
+                  "wrt: names `" + name->name.name.str() +
+                      "` twice; each parameter can be listed once");
+            return types().Error();
+          }
           target->type = types().Unit();
-          grad->wrt.push_back(static_cast<unsigned>(it - names.begin()));
+          grad->wrt.push_back(index);
         }
       } else {
         if (names.empty()) {

@@ -117,6 +117,24 @@ ir::Type CloneMap::Lookup(const ir::Type& type) const {
 }
 
 Op* CloneOp(ir::Builder& builder, const Op& op, CloneMap& map) {
+  // A copy of another function's local dim declaration declares a dim of
+  // the target function (AD and inlining clone one function's ops into
+  // another), unless the map names one made for it and not declared yet
+  // (inlining's). Keeping the source's dim left it in use after the source
+  // was deleted (grad(grad(f)) of a loop inside an if read freed memory),
+  // and AD, which may clone a region twice, would declare one dim twice.
+  // Within one function, clones keep the dim (passes that move ops).
+  ir::Dim* fresh = nullptr;
+  if (op.kind == OpKind::DimDef) {
+    const std::vector<ir::Dim*>& own = builder.function()->dims;
+    const ir::Dim* target = map.Lookup(op.dims[0]);
+    bool made_for_it = target != op.dims[0] && target->size == nullptr &&
+                       llvm::is_contained(own, target);
+    if (!llvm::is_contained(own, op.dims[0]) && !made_for_it) {
+      fresh = builder.function()->CopyDim(*op.dims[0], op.dims[0]->name);
+      map.dims[op.dims[0]] = fresh;
+    }
+  }
   std::vector<Value*> operands;
   for (Value* operand : op.operands) operands.push_back(map.Lookup(operand));
   std::vector<ir::Type> types;
@@ -131,6 +149,7 @@ Op* CloneOp(ir::Builder& builder, const Op& op, CloneMap& map) {
   copy->callee = op.callee;
   copy->checkpoint = op.checkpoint;
   copy->print_items = op.print_items;
+  if (fresh) fresh->size = copy->operands[0];
   for (size_t i = 0; i < op.results.size(); ++i) {
     copy->results[i]->name = op.results[i]->name;
     map.values[op.results[i]] = copy->results[i];

@@ -827,7 +827,45 @@ void FunctionEmitter::EmitNpy(const ir::Op& op) {
   for (llvm::Value* copy : copies) Free(copy);
 }
 
+void FunctionEmitter::EmitSizeChecks(const ir::Op& op) {
+  for (const ir::Value* result : op.results) {
+    const ir::Type& type = result->type;
+    if (type.dims.empty()) continue;
+    std::vector<int64_t> constant_sizes;
+    for (const ir::Dim* dim : type.dims)
+      if (dim->constant) constant_sizes.push_back(*dim->constant);
+    int64_t count = 0;
+    if (constant_sizes.size() == type.dims.size() &&
+        delta_element_count(static_cast<int64_t>(constant_sizes.size()),
+                            constant_sizes.data(), &count) == 0)
+      continue;
+    // Sizes are >= 0 (dim ops and entries check them); a zero size makes
+    // the count 0 whatever the others.
+    llvm::Value* product = builder_.getInt64(1);
+    llvm::Value* overflow = builder_.getFalse();
+    llvm::Value* empty = builder_.getFalse();
+    for (const ir::Dim* dim : type.dims) {
+      llvm::Value* size = DimSize(dim);
+      empty = builder_.CreateOr(
+          empty, builder_.CreateICmpEQ(size, builder_.getInt64(0)));
+      llvm::Value* step = builder_.CreateBinaryIntrinsic(
+          llvm::Intrinsic::umul_with_overflow, product, size);
+      product = builder_.CreateExtractValue(step, 0);
+      overflow =
+          builder_.CreateOr(overflow, builder_.CreateExtractValue(step, 1));
+    }
+    llvm::Value* within = builder_.CreateAnd(
+        builder_.CreateNot(overflow),
+        builder_.CreateICmpULE(product, builder_.getInt64(DELTA_MAX_ELEMENTS)));
+    EmitCheck(builder_.CreateOr(empty, within), op.loc,
+              "an array of type " + ir::TypeString(type) +
+                  " would exceed the limit of " DELTA_MAX_ELEMENTS_TEXT
+                  " elements");
+  }
+}
+
 void FunctionEmitter::EmitOp(const ir::Op& op) {
+  EmitSizeChecks(op);
   if (module_.hooks != nullptr && module_.hooks->EmitOp(*this, op)) return;
   if (IsElementwiseOp(op.kind)) {
     EmitElementwise(op);

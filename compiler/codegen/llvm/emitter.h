@@ -181,6 +181,9 @@ class FunctionEmitter {
       const ir::Block& block, const std::vector<llvm::Value*>& args,
       const std::vector<bool>& owned_args);
   void EmitOp(const ir::Op& op);
+  // Fails at op.loc unless every array `op` computes has at most
+  // DELTA_MAX_ELEMENTS elements (runtime/format.h), as the interpreter does.
+  void EmitSizeChecks(const ir::Op& op);
   // An owned copy of op.operands[i] for an op that takes ownership (loop
   // state): the buffer itself when this is its last use, else a copy.
   llvm::Value* TakeOperand(const ir::Op& op, size_t i);

@@ -177,8 +177,9 @@ llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
       return builder_.CreateFDiv(one, builder_.CreateFAdd(one, e));
     }
     case ir::OpKind::Relu: {
+      // NaN propagates (unordered compares true); relu(-0) is +0.
       llvm::Value* zero = llvm::ConstantFP::get(type, 0.0);
-      return builder_.CreateSelect(builder_.CreateFCmpOGT(x, zero), x, zero);
+      return builder_.CreateSelect(builder_.CreateFCmpUGT(x, zero), x, zero);
     }
     case ir::OpKind::StopGradient:
       return x;

@@ -158,16 +158,7 @@ llvm::Error ReverseBuilder::Forward(const Op& op) {
       if (active) return ForwardWhile(op);
       break;
     }
-    case OpKind::DimDef: {
-      // A local dim gets a fresh dim of the derived function.
-      const Dim* old = op.dims[0];
-      Dim* dim = fn_.CopyDim(*old, old->name);
-      forward_.dims[old] = dim;
-      Op* copy = transforms::CloneOp(b_, op, forward_);
-      dim->size = copy->operands[0];
-      return llvm::Error::success();
-    }
-    default:
+    default:  // a local dim gets a dim of the derived function (CloneOp)
       break;
   }
   transforms::CloneOp(b_, op, forward_);

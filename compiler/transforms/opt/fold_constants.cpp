@@ -102,10 +102,9 @@ std::optional<Constant> FoldUnary(OpKind kind, const Constant& x, ElemKind to) {
       result.real = Round(to, std::sqrt(x.real));
       break;
     case OpKind::Relu:
-      // relu of NaN and of -0.0 is left to the target.
+      // NaN propagates; relu(-0) is +0.
       if (real) {
-        if (std::isnan(x.real) || x.real == 0) return std::nullopt;
-        result.real = x.real > 0 ? x.real : 0.0;
+        result.real = std::isnan(x.real) || x.real > 0 ? x.real : 0.0;
       } else {
         result.integer = x.integer > 0 ? x.integer : 0;
       }
@@ -155,11 +154,11 @@ std::optional<Constant> FoldReal(OpKind kind, double a, double b,
       break;
     case OpKind::Max:
     case OpKind::Min:
-      // NaN propagates; the sign of max(-0.0, 0.0) is left to the target.
+      // IEEE 754-2019 maximum and minimum: NaN propagates, -0 < +0.
       if (std::isnan(a) || std::isnan(b)) {
         result.real = std::numeric_limits<double>::quiet_NaN();
-      } else if (a == b && std::signbit(a) != std::signbit(b)) {
-        return std::nullopt;
+      } else if (a == b) {
+        result.real = (kind == OpKind::Max) == std::signbit(a) ? b : a;
       } else {
         result.real = (kind == OpKind::Max) == (a > b) ? a : b;
       }
