@@ -10,7 +10,7 @@ packages=(
   libclang-rt-19-dev libfuzzer-19-dev
   re2c bison doctest-dev libcli11-dev
   libedit-dev libdlpack-dev
-  nlohmann-json3-dev python3-numpy
+  nlohmann-json3-dev python3-numpy valgrind
   python3
 )
 
