@@ -112,6 +112,10 @@ BlockCache& Cache() {
 // See Note [Run-time errors] in docs/internals/codegen.md: the handler is
 // per thread so that several embedding contexts can run at once.
 thread_local DeltaFailHandler fail_handler = nullptr;
+// delta_set_location's: where the calling thread is in the program.
+thread_local const char* location_file = nullptr;
+thread_local int32_t location_line = 0;
+thread_local int32_t location_column = 0;
 thread_local void* fail_user = nullptr;
 
 }  // namespace
@@ -160,7 +164,18 @@ void delta_get_fail_handler(DeltaFailHandler* handler, void** user) {
   *user = fail_user;
 }
 
+void delta_set_location(const char* file, int32_t line, int32_t column) {
+  location_file = file;
+  location_line = line;
+  location_column = column;
+}
+
 void delta_fail(const char* file, int line, int column, const char* message) {
+  if (file == nullptr && location_file != nullptr) {
+    file = location_file;
+    line = location_line;
+    column = location_column;
+  }
   if (fail_handler != nullptr) {
     fail_handler(fail_user, file, line, column, message);
     std::abort();  // a handler must not return

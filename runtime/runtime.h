@@ -33,6 +33,11 @@ typedef void (*DeltaFailHandler)(void* user, const char* file, int line,
 void delta_set_fail_handler(DeltaFailHandler handler, void* user);
 /* The calling thread's handler and its user pointer (null: the default). */
 void delta_get_fail_handler(DeltaFailHandler* handler, void** user);
+/* The source location of the op the calling thread runs, for the run-time
+   errors that the runtime raises itself (out of memory, a GPU driver
+   error): delta_fail with a null `file` reports this location. Generated
+   code sets it before each op that allocates an array or prints. */
+void delta_set_location(const char* file, int32_t line, int32_t column);
 #ifdef __cplusplus
 [[noreturn]]
 #else

@@ -106,6 +106,12 @@ void DeclareRuntime(ModuleContext& context) {
                               {ptr, i32, i32, ptr, i32, ptr, i64, ptr, ptr});
   context.parallel_for =
       declare("delta_parallel_for", void_type, {i64, ptr, ptr});
+  context.set_location =
+      declare("delta_set_location", void_type, {ptr, i32, i32});
+  auto* set_location =
+      llvm::cast<llvm::Function>(context.set_location.getCallee());
+  set_location->addFnAttr(llvm::Attribute::WillReturn);
+  set_location->setMemoryEffects(llvm::MemoryEffects::inaccessibleMemOnly());
 }
 
 // The C entry point of an executable: runs the Delta `main`, then flushes.
@@ -864,7 +870,31 @@ void FunctionEmitter::EmitSizeChecks(const ir::Op& op) {
   }
 }
 
+// Note [Locations of run-time errors]: the runtime's own failures (out of
+// memory, a GPU driver error) have no op to name, so before each op that
+// touches an array (allocates, reads, prints, launches a kernel) the host
+// code tells the runtime where it is. Element code (the bodies of maps and
+// reductions, run once per element) never does, so loops stay free of
+// calls.
+void FunctionEmitter::EmitLocation(const ir::Op& op) {
+  if (module_.set_location.getCallee() == nullptr || !op.loc.IsValid()) return;
+  const ir::Op* owner = op.parent != nullptr ? op.parent->parent : nullptr;
+  if (owner != nullptr && owner->kind != ir::OpKind::Loop &&
+      owner->kind != ir::OpKind::While && owner->kind != ir::OpKind::If)
+    return;  // element code
+  bool needs = op.kind == ir::OpKind::Print || op.kind == ir::OpKind::ReadNpy ||
+               op.kind == ir::OpKind::WriteNpy;
+  for (const ir::Value* result : op.results) needs |= !result->type.IsScalar();
+  ForEachUse(op,
+             [&](const ir::Value* used) { needs |= !used->type.IsScalar(); });
+  if (!needs) return;
+  builder_.CreateCall(module_.set_location, {module_.String(op.loc.file),
+                                             builder_.getInt32(op.loc.line),
+                                             builder_.getInt32(op.loc.column)});
+}
+
 void FunctionEmitter::EmitOp(const ir::Op& op) {
+  EmitLocation(op);
   EmitSizeChecks(op);
   if (module_.hooks != nullptr && module_.hooks->EmitOp(*this, op)) return;
   if (IsElementwiseOp(op.kind)) {

@@ -76,6 +76,8 @@ struct ModuleContext {
   llvm::FunctionCallee alloc, free, fail, fail_format;
   llvm::FunctionCallee print_begin, print_text, print_value, print_end;
   llvm::FunctionCallee read_npy, write_npy, parallel_for;
+  // delta_set_location (host modules only: null in kernel modules).
+  llvm::FunctionCallee set_location;
   // -O3: contractions may use FMA, float sums may be reassociated and loops
   // may call vector math (docs/performance.md); otherwise results are
   // bitwise the interpreter's.
@@ -184,6 +186,9 @@ class FunctionEmitter {
   // Fails at op.loc unless every array `op` computes has at most
   // DELTA_MAX_ELEMENTS elements (runtime/format.h), as the interpreter does.
   void EmitSizeChecks(const ir::Op& op);
+  // Tells the runtime the location of an op that allocates or prints
+  // (Note [Locations of run-time errors]).
+  void EmitLocation(const ir::Op& op);
   // An owned copy of op.operands[i] for an op that takes ownership (loop
   // state): the buffer itself when this is its last use, else a copy.
   llvm::Value* TakeOperand(const ir::Op& op, size_t i);
