@@ -739,10 +739,14 @@ Expected<Tensor> Evaluator::ExtractAs(const Tensor& tensor, const Type& type,
 }
 
 Expected<std::vector<Tensor>> Interpreter::Call(const Function& function,
-                                                std::vector<Tensor> args) {
+                                                std::vector<Tensor> args,
+                                                const Loc& loc) {
+  // The interpreter recurses on the host's stack: a chain of calls deeper
+  // than this is a located error (compiled code runs it).
   if (call_depth_ >= kMaxCallDepth)
     return LocatedError(
-        {}, "calls nest deeper than " + std::to_string(kMaxCallDepth));
+        loc, "calls nest deeper than " + std::to_string(kMaxCallDepth) +
+                 " in the interpreter (compiled code has no such limit)");
   ++call_depth_;
   Evaluator evaluator(*this);
   auto results = evaluator.Call(function, std::move(args));
@@ -1519,7 +1523,7 @@ Error Evaluator::RunCall(const Op& op) {
     if (!arg) return arg.takeError();
     args.push_back(std::move(*arg));
   }
-  auto results = interpreter_.Call(*callee, std::move(args));
+  auto results = interpreter_.Call(*callee, std::move(args), op.loc);
   if (!results) return results.takeError();
   if (results->size() != op.results.size())
     return InternalError(op, "wrong number of results");

@@ -66,9 +66,11 @@ class Interpreter {
 
   // Calls `function` with its size parameters (i64 scalars) first, then its
   // parameters. Returns the results, or a run-time error whose message
-  // starts with `file:line:col: error: `.
+  // starts with `file:line:col: error: `; `loc` is the call's (for the
+  // error of a chain of calls too deep for the interpreter).
   llvm::Expected<std::vector<Tensor>> Call(const Function& function,
-                                           std::vector<Tensor> args);
+                                           std::vector<Tensor> args,
+                                           const Loc& loc = {});
 
   const Module& module() const { return module_; }
 
