@@ -54,6 +54,8 @@ NUMBER = re.compile(
 
 # dlc reports its own bugs with exit status 1 too: these are failures.
 INTERNAL = re.compile(r"internal (compiler )?error|LLVM ERROR")
+# A crash keeps its signal instead of becoming status 1 (driver.md).
+ENV = dict(os.environ, DLC_KEEP_CRASH_SIGNALS="1")
 
 DIM_SIZES = {"a": 3, "b": 2, "c": 2}
 # The element kinds of values: "s" scalar, "a" T[a], "b" T[b], "ab" T[a, b].
@@ -588,7 +590,7 @@ def run(dlc, mode, folder, timeout):
     command = [dlc, "run", *mode, "program.dl"]
     try:
         result = subprocess.run(command, cwd=folder, capture_output=True,
-                                text=True, timeout=timeout)
+                                text=True, timeout=timeout, env=ENV)
         return result.returncode, result.stdout, result.stderr
     except subprocess.TimeoutExpired:
         return "timeout", "", ""

@@ -42,6 +42,8 @@ TOKEN = re.compile(r"""
 """, re.VERBOSE | re.DOTALL)
 
 INTERNAL = re.compile(r"internal (compiler )?error|LLVM ERROR")
+# A crash keeps its signal instead of becoming status 1 (driver.md).
+ENV = dict(os.environ, DLC_KEEP_CRASH_SIGNALS="1")
 
 KEYWORDS = ["fn", "export", "struct", "dim", "let", "loop", "for", "in",
             "while", "if", "else", "import", "as", "true", "false"]
@@ -234,7 +236,7 @@ def run(command, folder, timeout):
     try:
         result = subprocess.run(command, cwd=folder, capture_output=True,
                                 text=True, errors="replace", timeout=timeout,
-                                preexec_fn=limit_memory)
+                                preexec_fn=limit_memory, env=ENV)
         return result.returncode, result.stderr
     except subprocess.TimeoutExpired:
         return "timeout", ""
