@@ -324,10 +324,12 @@ def main():
         build = rng.random() < args.build_fraction
         folder = os.path.join(out, f"mutant_{args.seed}_{index:05d}")
         os.makedirs(folder, exist_ok=True)
-        # Data files and modules that the program reads sit beside it.
+        # Data files and modules that the program reads sit beside it: a
+        # copy, since a mutant may write where the original reads.
         inputs = os.path.join(os.path.dirname(source), "Inputs")
         if os.path.isdir(inputs):
-            os.symlink(inputs, os.path.join(folder, "Inputs"))
+            shutil.copytree(inputs, os.path.join(folder, "Inputs"),
+                            symlinks=True)
         with open(os.path.join(folder, "mutant.dl"), "w") as f:
             f.write(text)
         def slow_source():
