@@ -50,9 +50,11 @@ KNOWN_BUGS = {
     # Not fixed yet: second derivatives (grad of a function that calls grad,
     # reverse over reverse) of some programs with dead loops are invalid:
     # "LLVM ERROR: codegen: @lambda.0.grad uses a value before its
-    # definition" at -O0 (lang-tests/ad/xfail_grad_of_grad_dead_loop.dl),
-    # or std::bad_alloc compiled and a hang interpreted. Until then the
-    # programs take no second derivatives.
+    # definition" at -O0 (lang-tests/ad/xfail_grad_of_grad_dead_loop.dl;
+    # also on branch issue30), and std::bad_alloc at -O0 for an `if` whose
+    # branches hold a while loop and a comprehension (issue 30's grad(grad)
+    # of a loop inside an if, which the issue30 build passes). Until then
+    # the programs take no second derivatives.
     "second_derivatives",
 }
 
