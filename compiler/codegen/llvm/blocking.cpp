@@ -103,7 +103,10 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
       access_group_ != nullptr)
     return group;
   const ir::Op& head = *block.ops[first];
-  if (!IsBlockableKind(head) || head.results[0]->type.IsScalar()) return group;
+  // A map may have no results (all its yields were dead).
+  if (!IsBlockableKind(head) || head.results.empty() ||
+      head.results[0]->type.IsScalar())
+    return group;
   const ir::Dim* dim = LoopOrder(head.results[0]->type.dims)[0];
   if (dim->constant && *dim->constant < 2) return group;
   // Values computed a block of rows at a time, and totals over the rows

@@ -663,6 +663,13 @@ llvm::Error ReverseBuilder::Run(const Function& primal) {
     forward_.dims[primal.dims[k]] = fn_.dims[k];
     forward_.values[primal.size_params[k]] = fn_.size_params[k];
   }
+  // A local dim without a DimDef (a lane of constant size that demap made
+  // fresh) is copied here: the derived function must not name a dim of the
+  // primal, which is erased after AD.
+  for (size_t k = primal.size_params.size(); k < primal.dims.size(); ++k) {
+    const Dim* dim = primal.dims[k];
+    if (!dim->size) forward_.dims[dim] = fn_.CopyDim(*dim, dim->name);
+  }
   for (size_t i = 0; i < primal.params.size(); ++i)
     forward_.values[primal.params[i]] = fn_.params[i];
   ComputeActivity(primal);
