@@ -36,17 +36,6 @@ import time
 # Constructs left out of the generated programs because of known bugs that
 # are fixed elsewhere; remove an entry once its fix is on this branch.
 KNOWN_BUGS = {
-    # Issue 30: grad(f, wrt: (y, x)) returns the gradients in parameter
-    # order under a type in the written order (fixed on branch issue30,
-    # commit "fix grad wrt order"). Until then wrt lists follow parameter
-    # order.
-    "wrt_any_order",
-    # Issue 30: relu(NaN) is NaN interpreted and 0 compiled, and max/min of
-    # -0 and +0 differ between the interpreter and compiled code (fixed on
-    # branch issue30, commit "fix relu(NaN) and signed zeros in max/min").
-    # Until then relu and elementwise and reducing max/min are left out.
-    "relu_nan",
-    "max_min_signed_zero",
     # Not fixed yet: second derivatives (grad of a function that calls grad,
     # reverse over reverse) of some programs with dead loops are invalid:
     # "LLVM ERROR: codegen: @lambda.0.grad uses a value before its

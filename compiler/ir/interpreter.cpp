@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <new>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -806,7 +807,13 @@ Expected<std::vector<Tensor>> Evaluator::RunBlock(const Block& block,
     return LocatedError({}, "internal error: a block without terminator");
   for (const auto& op : block.ops) {
     if (op.get() == terminator) break;
-    if (Error error = RunOp(*op)) return std::move(error);
+    // The host running out of memory is the program's run-time error, at
+    // the innermost op that was running (as in compiled code).
+    try {
+      if (Error error = RunOp(*op)) return std::move(error);
+    } catch (const std::bad_alloc&) {
+      return LocatedError(op->loc, "out of memory running this operation");
+    }
   }
   interpreter_.executed_kinds_.insert(terminator->kind);
   std::vector<Tensor> results;
