@@ -71,7 +71,9 @@ struct Driver {
   CUresult (*cuStreamCreate)(CUstream*, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamSynchronize)(CUstream);
-  CUresult (*cuMemPoolCreate)(CUmemoryPool*, const PoolProps*);
+  // Props as const void*: the call's type must be the definition's, which
+  // UBSan checks (the fake driver of the tests is C).
+  CUresult (*cuMemPoolCreate)(CUmemoryPool*, const void*);
   CUresult (*cuMemPoolDestroy)(CUmemoryPool);
   CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void*);
   CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, size_t, CUmemoryPool,

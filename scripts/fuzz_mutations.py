@@ -224,11 +224,18 @@ class Mutator:
         return self._join(tokens)
 
 
+# A dlc built with AddressSanitizer reserves terabytes of address space for
+# its shadow memory, so it cannot run under an address-space limit: its
+# allocations are limited through ASan's options instead (--sanitized).
+SANITIZED = False
+
+
 def limit_memory():
     # 4 GiB of address space: a mutant's huge array fails to allocate
     # instead of taking the machine's memory.
-    limit = 4 << 30
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if not SANITIZED:
+        limit = 4 << 30
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -301,7 +308,18 @@ def main():
     parser.add_argument("--out", help="folder for failing mutants "
                         "(default: a temporary one)")
     parser.add_argument("--keep-going", action="store_true")
+    parser.add_argument("--sanitized", action="store_true",
+                        help="dlc is an AddressSanitizer build: limit its "
+                        "allocations with ASAN_OPTIONS, not the address "
+                        "space")
     args = parser.parse_args()
+    if args.sanitized:
+        global SANITIZED
+        SANITIZED = True
+        options = ENV.get("ASAN_OPTIONS", "")
+        ENV["ASAN_OPTIONS"] = ":".join(
+            part for part in (options, "allocator_may_return_null=1",
+                              "max_allocation_size_mb=4096") if part)
     dlc = os.path.abspath(args.dlc)
     sources = lang_tests()
 

@@ -237,10 +237,11 @@ bool IsSmall(const ir::Op& op, int64_t min_work) {
     work = std::min(work * std::min(*dim->constant, min_work), min_work);
     return true;
   };
+  // Each dim once: a map's dims are also its results'.
+  ir::DimList dims(op.dims);
   for (const ir::Value* result : op.results)
-    for (const ir::Dim* dim : result->type.dims)
-      if (!multiply(dim)) return false;
-  for (const ir::Dim* dim : op.dims)
+    dims = dims.Union(result->type.dims);
+  for (const ir::Dim* dim : dims)
     if (!multiply(dim)) return false;
   return work < min_work;
 }

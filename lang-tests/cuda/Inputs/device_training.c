@@ -22,6 +22,7 @@ enum {
 };
 
 static int (*mem_alloc)(Pointer*, size_t);
+static int (*mem_free)(Pointer);
 static int (*copy_in)(Pointer, const void*, size_t);
 static void (*counts)(long long*);
 
@@ -61,10 +62,12 @@ int main(void) {
   if (driver == NULL) return 1;
   int (*init)(unsigned) = (int (*)(unsigned))dlsym(driver, "cuInit");
   mem_alloc = (int (*)(Pointer*, size_t))dlsym(driver, "cuMemAlloc_v2");
+  mem_free = (int (*)(Pointer))dlsym(driver, "cuMemFree_v2");
   copy_in = (int (*)(Pointer, const void*, size_t))dlsym(driver,
                                                           "cuMemcpyHtoD_v2");
   counts = (void (*)(long long*))dlsym(driver, "fake_cuda_counts");
-  if (init == NULL || mem_alloc == NULL || copy_in == NULL || counts == NULL ||
+  if (init == NULL || mem_alloc == NULL || mem_free == NULL ||
+      copy_in == NULL || counts == NULL ||
       init(0) != 0)
     return 1;
 
@@ -79,17 +82,28 @@ int main(void) {
   float* targets = DeviceArray(kBatch * kClasses, 1.0f);
 
   PrintCounts("before");
-  for (int step = 0; step < kSteps; ++step) {
+  int failed = 0;
+  for (int step = 0; step < kSteps && !failed; ++step) {
     mlp_device_status status = mlp_device_train_step(
         ctx, &params[step % 2], xs, kBatch, kFeat, targets, kBatch, kClasses,
         &params[(step + 1) % 2]);
     if (status != MLP_DEVICE_OK) {
       printf("step %d: %s\n", step, mlp_device_last_error(ctx));
-      return 1;
+      failed = 1;
     }
   }
-  PrintCounts("after");
+  if (!failed) PrintCounts("after");
   mlp_device_context_destroy(ctx);
+  for (int i = 0; i < 2; ++i) {
+    mlp_device_Dense* layers[2] = {&params[i].l1, &params[i].l2};
+    for (int l = 0; l < 2; ++l) {
+      mem_free((Pointer)layers[l]->w);
+      mem_free((Pointer)layers[l]->b);
+    }
+  }
+  mem_free((Pointer)xs);
+  mem_free((Pointer)targets);
+  if (failed) return 1;
 
   printf("done\n");
   return 0;

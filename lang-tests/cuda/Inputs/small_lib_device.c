@@ -64,6 +64,10 @@ int main(void) {
   Same("total_big", &host_total, &device_total, 1);
   small_lib_context_destroy(host_ctx);
   small_lib_context_destroy(device_ctx);
+  int (*mem_free)(Pointer) = (int (*)(Pointer))dlsym(driver, "cuMemFree_v2");
+  mem_free(dx);
+  mem_free(dout);
+  mem_free(dbig);
   printf("done\n");
   return 0;
 }
