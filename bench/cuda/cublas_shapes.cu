@@ -21,23 +21,17 @@ static float Time(cublasHandle_t h, const Case& c, float* x, float* y, float* o,
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
-  for (int w = 0; w < 2; ++w) {
+  auto gemm = [&] {
     if (ex)
       cublasGemmEx(h, oy, ox, m, n, d, &one, y, CUDA_R_32F, ly, x, CUDA_R_32F,
                    lx, &zero, o, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
                    CUBLAS_GEMM_DEFAULT);
     else
       cublasSgemm(h, oy, ox, m, n, d, &one, y, ly, x, lx, &zero, o, m);
-  }
+  };
+  for (int w = 0; w < 2; ++w) gemm();  // warm-up
   cudaEventRecord(a);
-  for (int r = 0; r < 10; ++r) {
-    if (ex)
-      cublasGemmEx(h, oy, ox, m, n, d, &one, y, CUDA_R_32F, ly, x, CUDA_R_32F,
-                   lx, &zero, o, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
-                   CUBLAS_GEMM_DEFAULT);
-    else
-      cublasSgemm(h, oy, ox, m, n, d, &one, y, ly, x, lx, &zero, o, m);
-  }
+  for (int r = 0; r < 10; ++r) gemm();
   cudaEventRecord(b);
   cudaEventSynchronize(b);
   float ms;
