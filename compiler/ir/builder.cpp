@@ -6,20 +6,6 @@
 
 namespace delta::ir {
 
-bool IsComparison(OpKind kind) {
-  switch (kind) {
-    case OpKind::Eq:
-    case OpKind::Ne:
-    case OpKind::Lt:
-    case OpKind::Le:
-    case OpKind::Gt:
-    case OpKind::Ge:
-      return true;
-    default:
-      return false;
-  }
-}
-
 Builder::Builder(Function* function)
     : function_(function), block_(function->body.get()) {}
 
@@ -101,7 +87,7 @@ Value* Builder::Convert(Value* x, ElemKind to, const Dim* index_dim) {
 Value* Builder::Binary(OpKind kind, Value* a, Value* b) {
   assert(IsElementwiseBinary(kind));
   Type type = a->type.WithDims(a->type.dims.Union(b->type.dims));
-  if (IsComparison(kind)) {
+  if (HasFlag(kind, kCompare)) {
     type.elem = ElemKind::Bool;
     type.index_dim = nullptr;
   }

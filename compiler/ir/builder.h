@@ -67,7 +67,4 @@ class InsertionGuard {
   Block* block_;
 };
 
-// The element kind of a comparison or logic op's result.
-bool IsComparison(OpKind kind);
-
 }  // namespace delta::ir

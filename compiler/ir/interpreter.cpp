@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "compiler/ir/scalar_eval.h"
 #include "runtime/format.h"
 #include "runtime/npy.h"
 
@@ -51,36 +52,6 @@ Error LocatedError(const Loc& loc, const std::string& message) {
 Error InternalError(const Op& op, const std::string& message) {
   return LocatedError(
       op.loc, "internal error: " + OpMnemonic(op.kind).str() + ": " + message);
-}
-
-double RoundTo(ElemKind kind, double x) {
-  return kind == ElemKind::F32 ? static_cast<double>(static_cast<float>(x)) : x;
-}
-
-// Integer results wrap to their type's width (the language's overflow rule).
-int64_t WrapTo(ElemKind kind, uint64_t x) {
-  switch (kind) {
-    case ElemKind::I32:
-      return static_cast<int32_t>(static_cast<uint32_t>(x));
-    case ElemKind::Bool:
-      return x != 0;
-    default:
-      return static_cast<int64_t>(x);
-  }
-}
-
-// Float to integer conversion truncates and saturates; NaN gives 0.
-int64_t SaturateTo(ElemKind kind, double x) {
-  if (std::isnan(x)) return 0;
-  double lo = kind == ElemKind::I32 ? -2147483648.0 : -9223372036854775808.0;
-  double hi = kind == ElemKind::I32 ? 2147483648.0 : 9223372036854775808.0;
-  if (x <= lo)
-    return kind == ElemKind::I32 ? std::numeric_limits<int32_t>::min()
-                                 : std::numeric_limits<int64_t>::min();
-  if (x >= hi)
-    return kind == ElemKind::I32 ? std::numeric_limits<int32_t>::max()
-                                 : std::numeric_limits<int64_t>::max();
-  return static_cast<int64_t>(std::trunc(x));
 }
 
 // Row-major strides of a shape.
@@ -264,204 +235,6 @@ Error Insert(Tensor& into, const Tensor& piece, const Point& point,
   return Error::success();
 }
 
-// --- Element rules ---------------------------------------------------------
-
-bool IsNumeric(ElemKind kind) { return IsFloat(kind) || IsInteger(kind); }
-
-// Whether an elementwise op is defined on operands of `elem`.
-bool Supports(OpKind kind, ElemKind elem) {
-  switch (kind) {
-    case OpKind::Neg:
-    case OpKind::Abs:
-    case OpKind::Floor:
-    case OpKind::Ceil:
-    case OpKind::Relu:
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Rem:
-      return IsNumeric(elem);
-    case OpKind::Not:
-    case OpKind::And:
-    case OpKind::Or:
-      return elem == ElemKind::Bool;
-    case OpKind::Max:
-    case OpKind::Min:
-    case OpKind::Eq:
-    case OpKind::Ne:
-    case OpKind::Lt:
-    case OpKind::Le:
-    case OpKind::Gt:
-    case OpKind::Ge:
-    case OpKind::Convert:
-      return true;
-    default:  // exp, log, ..., pow
-      return IsFloat(elem);
-  }
-}
-
-// f32 math is done in float (the same library calls compiled f32 code
-// makes), f64 math in double.
-template <typename T>
-T FloatUnary(OpKind kind, T x) {
-  switch (kind) {
-    case OpKind::Neg:
-      return -x;
-    case OpKind::Exp:
-      return std::exp(x);
-    case OpKind::Log:
-      return std::log(x);
-    case OpKind::Sin:
-      return std::sin(x);
-    case OpKind::Cos:
-      return std::cos(x);
-    case OpKind::Tan:
-      return std::tan(x);
-    case OpKind::Tanh:
-      return std::tanh(x);
-    case OpKind::Sqrt:
-      return std::sqrt(x);
-    case OpKind::Abs:
-      return std::fabs(x);
-    case OpKind::Floor:
-      return std::floor(x);
-    case OpKind::Ceil:
-      return std::ceil(x);
-    case OpKind::Sigmoid:
-      return T(1) / (T(1) + std::exp(-x));
-    case OpKind::Relu:
-      return std::isnan(x) ? x : x > T(0) ? x : T(0);
-    default:
-      return x;
-  }
-}
-
-int64_t IntUnary(OpKind kind, ElemKind elem, int64_t x) {
-  auto ux = static_cast<uint64_t>(x);
-  switch (kind) {
-    case OpKind::Neg:
-      return WrapTo(elem, 0 - ux);
-    case OpKind::Abs:
-      return WrapTo(elem, x < 0 ? 0 - ux : ux);
-    case OpKind::Relu:
-      return x > 0 ? x : 0;
-    case OpKind::Not:
-      return x == 0;
-    default:
-      return x;  // floor and ceil of an integer
-  }
-}
-
-template <typename T>
-T FloatArithmetic(OpKind kind, T a, T b) {
-  switch (kind) {
-    case OpKind::Add:
-      return a + b;
-    case OpKind::Sub:
-      return a - b;
-    case OpKind::Mul:
-      return a * b;
-    case OpKind::Div:
-      return a / b;
-    case OpKind::Rem:
-      return std::fmod(a, b);
-    case OpKind::Pow:
-      return std::pow(a, b);
-    // IEEE 754-2019 maximum and minimum, as llvm.maximum/minimum: NaN
-    // propagates and -0 < +0 (language.md, "max and min").
-    case OpKind::Max:
-      if (std::isnan(a) || std::isnan(b)) return a + b;
-      if (a == b) return std::signbit(a) ? b : a;
-      return a > b ? a : b;
-    case OpKind::Min:
-      if (std::isnan(a) || std::isnan(b)) return a + b;
-      if (a == b) return std::signbit(a) ? a : b;
-      return a < b ? a : b;
-    default:
-      return a;
-  }
-}
-
-template <typename T>
-bool Compare(OpKind kind, T a, T b) {
-  switch (kind) {
-    case OpKind::Eq:
-      return a == b;
-    case OpKind::Ne:
-      return a != b;
-    case OpKind::Lt:
-      return a < b;
-    case OpKind::Le:
-      return a <= b;
-    case OpKind::Gt:
-      return a > b;
-    case OpKind::Ge:
-      return a >= b;
-    case OpKind::And:
-      return a != 0 && b != 0;
-    case OpKind::Or:
-      return a != 0 || b != 0;
-    default:
-      return false;
-  }
-}
-
-// Integer arithmetic wraps; nullopt is a division by zero.
-std::optional<int64_t> IntArithmetic(OpKind kind, ElemKind elem, int64_t a,
-                                     int64_t b) {
-  auto ua = static_cast<uint64_t>(a);
-  auto ub = static_cast<uint64_t>(b);
-  switch (kind) {
-    case OpKind::Add:
-      return WrapTo(elem, ua + ub);
-    case OpKind::Sub:
-      return WrapTo(elem, ua - ub);
-    case OpKind::Mul:
-      return WrapTo(elem, ua * ub);
-    case OpKind::Div:
-      if (b == 0) return std::nullopt;
-      // INT64_MIN / -1 overflows in C++; it wraps to INT64_MIN.
-      if (b == -1) return WrapTo(elem, 0 - ua);
-      return WrapTo(elem, static_cast<uint64_t>(a / b));
-    case OpKind::Rem:
-      if (b == 0) return std::nullopt;
-      if (b == -1) return 0;
-      return a % b;
-    case OpKind::Max:
-      return a >= b ? a : b;
-    case OpKind::Min:
-      return a <= b ? a : b;
-    default:
-      return a;
-  }
-}
-
-// Converts one element between element kinds (ops.def: convert).
-void ConvertElement(ElemKind from, ElemKind to, double f, int64_t i,
-                    double* f_out, int64_t* i_out) {
-  if (IsFloat(from)) {
-    if (IsFloat(to))
-      *f_out = RoundTo(to, f);
-    else if (to == ElemKind::Bool)
-      *i_out = f != 0;
-    else if (to == ElemKind::I32)
-      *i_out = SaturateTo(ElemKind::I32, f);
-    else
-      *i_out = SaturateTo(ElemKind::I64, f);
-    return;
-  }
-  // int64 -> float directly: going through double could round twice.
-  if (to == ElemKind::F32)
-    *f_out = static_cast<float>(i);
-  else if (to == ElemKind::F64)
-    *f_out = static_cast<double>(i);
-  else if (to == ElemKind::Bool)
-    *i_out = i != 0;
-  else
-    *i_out = WrapTo(to, static_cast<uint64_t>(i));
-}
-
 // Folds a stream of elements for reduce.KIND.
 class Fold {
  public:
@@ -504,16 +277,16 @@ class Fold {
           f_ = RoundTo(elem_, kind_ == ReduceKind::Sum ? f_ + f : f_ * f);
         } else {
           OpKind op = kind_ == ReduceKind::Sum ? OpKind::Add : OpKind::Mul;
-          i_ = *IntArithmetic(op, elem_, i_, i);
+          i_ = *IntBinary(op, elem_, i_, i);
         }
         break;
       case ReduceKind::Max:
       case ReduceKind::Min: {
         OpKind op = kind_ == ReduceKind::Max ? OpKind::Max : OpKind::Min;
         if (is_float)
-          f_ = FloatArithmetic(op, f_, f);
+          f_ = FloatBinary(op, f_, f);
         else
-          i_ = *IntArithmetic(op, elem_, i_, i);
+          i_ = *IntBinary(op, elem_, i_, i);
         break;
       }
       case ReduceKind::Argmax:
@@ -678,7 +451,7 @@ class Evaluator {
   Error RunBinary(const Op& op);
   Error RunOther(const Op& op);
   Error RunConvert(const Op& op);
-  Error RunSelect(const Op& op);
+  Error RunTernary(const Op& op);  // select
   Error RunConst(const Op& op);
   Error RunToIndex(const Op& op);
   Error RunRename(const Op& op);
@@ -856,9 +629,9 @@ Error Evaluator::RunOp(const Op& op) {
       return InternalError(op, "an operand is used before it is defined");
   if (Error error = CheckResultSizes(op)) return error;
   switch (op.kind) {
-#define DELTA_OP(Name, mnemonic, Kind) \
-  case OpKind::Name:                   \
-    return Run##Kind(op);
+#define DELTA_OP(Name, mnemonic, Arity, ...) \
+  case OpKind::Name:                         \
+    return Run##Arity(op);
 #include "compiler/ir/ops.def"
   }
   return InternalError(op, "unknown op");
@@ -951,19 +724,19 @@ Error Evaluator::RunBinary(const Op& op) {
       if (boolean)
         result->ints[i] = Compare(op.kind, x, y);
       else
-        result->floats[i] = FloatArithmetic(op.kind, x, y);
+        result->floats[i] = FloatBinary(op.kind, x, y);
     } else if (precision == ElemKind::F64) {
       double x = a->floats[i];
       double y = b->floats[i];
       if (boolean)
         result->ints[i] = Compare(op.kind, x, y);
       else
-        result->floats[i] = FloatArithmetic(op.kind, x, y);
+        result->floats[i] = FloatBinary(op.kind, x, y);
     } else if (boolean) {
       result->ints[i] = Compare(op.kind, a->ints[i], b->ints[i]);
     } else {
       std::optional<int64_t> value =
-          IntArithmetic(op.kind, elem, a->ints[i], b->ints[i]);
+          IntBinary(op.kind, elem, a->ints[i], b->ints[i]);
       if (!value) return LocatedError(op.loc, "integer division by zero");
       result->ints[i] = *value;
     }
@@ -973,8 +746,6 @@ Error Evaluator::RunBinary(const Op& op) {
 
 Error Evaluator::RunOther(const Op& op) {
   switch (op.kind) {
-    case OpKind::Select:
-      return RunSelect(op);
     case OpKind::Const:
       return RunConst(op);
     case OpKind::Size:
@@ -1040,23 +811,25 @@ Error Evaluator::RunOther(const Op& op) {
     case OpKind::Yield:
     case OpKind::Return:
       return InternalError(op, "a terminator in the middle of a block");
-      // RunOp sends elementwise ops to RunUnary and RunBinary; listing them
-      // here keeps this switch exhaustive, so that a new op in ops.def is a
-      // compile error until it is handled.
+      // RunOp sends elementwise ops to RunUnary, RunBinary and RunTernary;
+      // listing them here keeps this switch exhaustive, so that a new op in
+      // ops.def is a compile error until it is handled.
 #define DELTA_OP_Unary(Name) case OpKind::Name:
 #define DELTA_OP_Binary(Name) case OpKind::Name:
+#define DELTA_OP_Ternary(Name) case OpKind::Name:
 #define DELTA_OP_Other(Name)
-#define DELTA_OP(Name, mnemonic, Kind) DELTA_OP_##Kind(Name)
+#define DELTA_OP(Name, mnemonic, Arity, ...) DELTA_OP_##Arity(Name)
 #include "compiler/ir/ops.def"
 #undef DELTA_OP_Unary
 #undef DELTA_OP_Binary
+#undef DELTA_OP_Ternary
 #undef DELTA_OP_Other
       return InternalError(op, "not an elementwise op");
   }
   return InternalError(op, "unknown op");
 }
 
-Error Evaluator::RunSelect(const Op& op) {
+Error Evaluator::RunTernary(const Op& op) {
   if (op.operands.size() != 3 || op.results.size() != 1)
     return InternalError(op, "needs three operands");
   const Type& type = op.results[0]->type;
@@ -1313,8 +1086,8 @@ Error Evaluator::RunCumsum(const Op& op) {
         result.floats[at] = RoundTo(Precision(x.elem),
                                     result.floats[before] + result.floats[at]);
       else
-        result.ints[at] = *IntArithmetic(OpKind::Add, x.elem,
-                                         result.ints[before], result.ints[at]);
+        result.ints[at] = *IntBinary(OpKind::Add, x.elem, result.ints[before],
+                                     result.ints[at]);
     }
   }
   return SetResults(op, {std::move(result)});
@@ -1461,8 +1234,8 @@ Error Evaluator::RunScatterAdd(const Op& op) {
                   sums->floats[offset] + spread_values->floats[element]);
     else
       sums->ints[offset] =
-          *IntArithmetic(OpKind::Add, sums->elem, sums->ints[offset],
-                         spread_values->ints[element]);
+          *IntBinary(OpKind::Add, sums->elem, sums->ints[offset],
+                     spread_values->ints[element]);
     ++element;
   }
   Expected<Tensor> result = ExtractAs(*sums, type, op.loc);

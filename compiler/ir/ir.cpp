@@ -8,33 +8,17 @@ namespace {
 
 bool ByOrder(const Dim* a, const Dim* b) { return a->order < b->order; }
 
-enum class OpClass { Unary, Binary, Other };
-
-OpClass ClassOf(OpKind kind) {
-  switch (kind) {
-#define DELTA_OP(Name, mnemonic, Kind) \
-  case OpKind::Name:                   \
-    return OpClass::Kind;
+const OpInfo kOpTable[] = {
+#define DELTA_OP(Name, mnemonic, Arity, Elements, Derivative, Flags)         \
+  {mnemonic, OpArity::Arity, OpElements::Elements, OpDerivative::Derivative, \
+   Flags},
 #include "compiler/ir/ops.def"
-  }
-  return OpClass::Other;
-}
+};
 
 }  // namespace
 
-llvm::StringRef OpMnemonic(OpKind kind) {
-  switch (kind) {
-#define DELTA_OP(Name, mnemonic, Kind) \
-  case OpKind::Name:                   \
-    return mnemonic;
-#include "compiler/ir/ops.def"
-  }
-  return "?";
-}
-
-bool IsElementwiseUnary(OpKind kind) { return ClassOf(kind) == OpClass::Unary; }
-bool IsElementwiseBinary(OpKind kind) {
-  return ClassOf(kind) == OpClass::Binary;
+const OpInfo& InfoOf(OpKind kind) {
+  return kOpTable[static_cast<size_t>(kind)];
 }
 
 llvm::StringRef ElemName(ElemKind kind) {

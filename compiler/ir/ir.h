@@ -15,13 +15,46 @@
 namespace delta::ir {
 
 enum class OpKind {
-#define DELTA_OP(Name, mnemonic, Kind) Name,
+#define DELTA_OP(Name, ...) Name,
 #include "compiler/ir/ops.def"
 };
 
-llvm::StringRef OpMnemonic(OpKind kind);
-bool IsElementwiseUnary(OpKind kind);
-bool IsElementwiseBinary(OpKind kind);
+// What ops.def says of each op; the meaning of each column is there.
+enum class OpArity { Unary, Binary, Ternary, Other };
+enum class OpElements { Float, Numeric, Bool, Any };
+enum class OpDerivative { Partials, None, Linear, Structural };
+enum OpFlag : unsigned {
+  kExact = 1u << 0,
+  kMathCall = 1u << 1,
+  kLibm = 1u << 2,
+  kCompare = 1u << 3,
+  kEffect = 1u << 4,
+  kMayFail = 1u << 5,
+  kFailsOnIntegers = 1u << 6,
+  kMovesNoData = 1u << 7,
+};
+struct OpInfo {
+  llvm::StringRef mnemonic;
+  OpArity arity;
+  OpElements elements;
+  OpDerivative derivative;
+  unsigned flags;
+  bool Has(OpFlag flag) const { return (flags & flag) != 0; }
+};
+const OpInfo& InfoOf(OpKind kind);
+
+inline llvm::StringRef OpMnemonic(OpKind kind) { return InfoOf(kind).mnemonic; }
+inline bool HasFlag(OpKind kind, OpFlag flag) { return InfoOf(kind).Has(flag); }
+inline bool IsElementwiseUnary(OpKind kind) {
+  return InfoOf(kind).arity == OpArity::Unary;
+}
+inline bool IsElementwiseBinary(OpKind kind) {
+  return InfoOf(kind).arity == OpArity::Binary;
+}
+// Unary, binary and select: one result element per point of the operands.
+inline bool IsElementwise(OpKind kind) {
+  return InfoOf(kind).arity != OpArity::Other;
+}
 
 enum class ElemKind { F32, F64, I32, I64, Bool, Index };
 

@@ -140,7 +140,7 @@ class Verifier {
              &op);
       if (r.dims != a.dims.Union(b.dims))
         Fail("result dims are not the union of the operands'", &op);
-      bool boolean = IsComparison(op.kind) || op.kind == OpKind::And ||
+      bool boolean = HasFlag(op.kind, kCompare) || op.kind == OpKind::And ||
                      op.kind == OpKind::Or;
       if (boolean && r.elem != ElemKind::Bool)
         Fail("a comparison gives bool", &op);

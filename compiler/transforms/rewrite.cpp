@@ -181,39 +181,20 @@ Op* CloneOp(ir::Builder& builder, const Op& op, CloneMap& map) {
 }
 
 bool HasEffects(const Op& op) {
-  switch (op.kind) {
-    case OpKind::Print:
-    case OpKind::ReadNpy:
-    case OpKind::WriteNpy:
-    case OpKind::Yield:
-    case OpKind::Return:
-    case OpKind::ToIndex:
-    case OpKind::Rename:
-    case OpKind::DimDef:
-    case OpKind::While:
-    case OpKind::Call:
-      return true;
-    case OpKind::Div:
-    case OpKind::Rem:
-      return !ir::IsFloat(op.results[0]->type.elem);
-    case OpKind::Convert:
-      return op.results[0]->type.elem == ir::ElemKind::Index;
-    default:
-      return false;
-  }
+  const ir::OpInfo& info = ir::InfoOf(op.kind);
+  if (info.Has(ir::kEffect) || info.Has(ir::kMayFail)) return true;
+  if (info.Has(ir::kFailsOnIntegers))
+    return !ir::IsFloat(op.results[0]->type.elem);
+  // A conversion to an index checks its range.
+  return op.kind == OpKind::Convert &&
+         op.results[0]->type.elem == ir::ElemKind::Index;
 }
 
 bool MayOnlyFail(const Op& op) {
-  switch (op.kind) {
-    case OpKind::ToIndex:
-    case OpKind::Rename:
-    case OpKind::Div:
-    case OpKind::Rem:
-    case OpKind::Convert:
-      return HasEffects(op);
-    default:
-      return false;
-  }
+  const ir::OpInfo& info = ir::InfoOf(op.kind);
+  return (info.Has(ir::kMayFail) || info.Has(ir::kFailsOnIntegers) ||
+          op.kind == OpKind::Convert) &&
+         HasEffects(op);
 }
 
 bool IsScalarMap(const Op& op) {

@@ -80,24 +80,6 @@ llvm::Value* Max(llvm::IRBuilder<>& builder, llvm::Value* a, llvm::Value* b) {
   return builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, b);
 }
 
-// Ops that only pass array pointers around; the ops inside them read.
-bool MovesNoData(ir::OpKind kind) {
-  switch (kind) {
-    case ir::OpKind::Loop:
-    case ir::OpKind::While:
-    case ir::OpKind::If:
-    case ir::OpKind::Call:
-    case ir::OpKind::Yield:
-    case ir::OpKind::Return:
-    case ir::OpKind::Const:
-    case ir::OpKind::Size:
-    case ir::OpKind::DimDef:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void CudaHost::BeginModule(codegen::ModuleContext& module) {
   context_ = &module;
   module_ = module.module;
@@ -437,7 +419,8 @@ bool CudaHost::EmitOp(codegen::FunctionEmitter& emitter, const ir::Op& op) {
     }
     return true;
   }
-  if (MovesNoData(op.kind)) return false;
+  // Ops that only pass array pointers around: the ops inside them read.
+  if (ir::HasFlag(op.kind, ir::kMovesNoData)) return false;
   // The CPU code reads this op's arrays: their host copies must be current
   // (a no-op for arrays made on the host).
   for (const ir::Value* value : CapturedValues(op))

@@ -10,22 +10,6 @@
 namespace delta::cuda {
 namespace {
 
-bool NeedsDeviceMath(ir::OpKind kind) {
-  switch (kind) {
-    case ir::OpKind::Exp:
-    case ir::OpKind::Log:
-    case ir::OpKind::Sin:
-    case ir::OpKind::Cos:
-    case ir::OpKind::Tan:
-    case ir::OpKind::Tanh:
-    case ir::OpKind::Pow:
-    case ir::OpKind::Sigmoid:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsPlainReduce(const ir::Op& op) {
   return op.kind == ir::OpKind::Reduce && op.reduce != ir::ReduceKind::Argmax &&
          op.reduce != ir::ReduceKind::Argmin;
@@ -45,7 +29,7 @@ bool IsDeviceScalarOp(const ir::Op& op, bool device_math) {
   if (op.kind == ir::OpKind::Yield) return true;
   for (const ir::Value* result : op.results)
     if (!result->type.IsScalar()) return false;
-  if (NeedsDeviceMath(op.kind) && !device_math) return false;
+  if (ir::HasFlag(op.kind, ir::kMathCall) && !device_math) return false;
   if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind))
     return true;
   switch (op.kind) {
@@ -207,7 +191,8 @@ bool MakeKernel(const ir::Op& op, bool device_math, Kernel& kernel) {
       op.kind == ir::OpKind::Select || op.kind == ir::OpKind::Broadcast ||
       op.kind == ir::OpKind::Iota) {
     kernel.kind = KernelKind::Tabulate;
-    return ResultsAreArrays(op) && !(NeedsDeviceMath(op.kind) && !device_math);
+    return ResultsAreArrays(op) &&
+           !(ir::HasFlag(op.kind, ir::kMathCall) && !device_math);
   }
   if (op.kind == ir::OpKind::Map) {
     kernel.kind = KernelKind::Tabulate;

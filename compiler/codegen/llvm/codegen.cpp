@@ -420,12 +420,6 @@ llvm::Value* FunctionEmitter::TakeOperand(const ir::Op& op, size_t i) {
 // vector loop. Masked lanes compute on whatever the masked loads give and
 // are thrown away; the math functions have no side effects.
 namespace {
-// The ops EmitElementwise emits, a result per point of their operands.
-bool IsElementwiseOp(ir::OpKind kind) {
-  return ir::IsElementwiseUnary(kind) || ir::IsElementwiseBinary(kind) ||
-         kind == ir::OpKind::Select;
-}
-
 // Whether `callee` is a math function that -O3 maps to libmvec.
 bool IsVectorMath(const llvm::Function& callee) {
   switch (callee.getIntrinsicID()) {
@@ -605,13 +599,13 @@ std::vector<bool> FunctionEmitter::StackedInPlace(const ir::Op& loop) {
     const ir::Value* value = yield->operands[state + j];
     const ir::Type& stacked = loop.results[state + j]->type;
     const ir::Op* def = value->def;
-    in_place[j] = !value->type.IsScalar() &&
-                  LoopOrder(stacked.dims)[0] == loop.dims[0] &&
-                  def != nullptr && def->parent == &body &&
-                  (def->kind == ir::OpKind::Map || IsElementwiseOp(def->kind) ||
-                   (def->kind == ir::OpKind::Loop &&
-                    value->index >= def->operands.size() - 2)) &&
-                  llvm::count(yield->operands, value) == 1;
+    in_place[j] =
+        !value->type.IsScalar() && LoopOrder(stacked.dims)[0] == loop.dims[0] &&
+        def != nullptr && def->parent == &body &&
+        (def->kind == ir::OpKind::Map || ir::IsElementwise(def->kind) ||
+         (def->kind == ir::OpKind::Loop &&
+          value->index >= def->operands.size() - 2)) &&
+        llvm::count(yield->operands, value) == 1;
   }
   return in_place;
 }
@@ -897,7 +891,7 @@ void FunctionEmitter::EmitOp(const ir::Op& op) {
   EmitLocation(op);
   EmitSizeChecks(op);
   if (module_.hooks != nullptr && module_.hooks->EmitOp(*this, op)) return;
-  if (IsElementwiseOp(op.kind)) {
+  if (ir::IsElementwise(op.kind)) {
     EmitElementwise(op);
     return;
   }

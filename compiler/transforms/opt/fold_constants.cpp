@@ -1,12 +1,13 @@
-// Folds constants; every rule here must give bit-for-bit what the
-// interpreter and the generated code give (see docs/internals/passes.md).
+// Folds constants with the interpreter's element rules (ir/scalar_eval.h),
+// for the ops that ops.def marks kExact: a folded constant is bit for bit
+// what the interpreter and the generated code give (docs/internals/passes.md).
 #include "compiler/transforms/opt/fold_constants.h"
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <optional>
 
+#include "compiler/ir/scalar_eval.h"
 #include "compiler/transforms/rewrite.h"
 
 namespace delta::opt {
@@ -36,205 +37,52 @@ bool IsIntegerLike(ElemKind elem) {
   return ir::IsInteger(elem) || elem == ElemKind::Bool;
 }
 
-// Integer arithmetic wraps at the width of the type.
-int64_t Wrap(ElemKind elem, uint64_t bits) {
-  switch (elem) {
-    case ElemKind::I32:
-      return static_cast<int32_t>(static_cast<uint32_t>(bits));
-    case ElemKind::Bool:
-      return bits & 1;
-    default:
-      return static_cast<int64_t>(bits);
-  }
+// A constant of a float kind; its integer field is the value converted as
+// i64 (what a Const op keeps beside the float).
+Constant Real(ElemKind elem, double value) {
+  return Constant{elem, value, ir::SaturateTo(ElemKind::I64, value)};
 }
 
-double Round(ElemKind elem, double value) {
-  return elem == ElemKind::F32 ? static_cast<double>(static_cast<float>(value))
-                               : value;
-}
-
-// Float to integer conversion truncates and saturates; NaN gives 0.
-int64_t FloatToInteger(ElemKind to, double value) {
-  if (std::isnan(value)) return 0;
-  int64_t low = to == ElemKind::I32 ? std::numeric_limits<int32_t>::min()
-                                    : std::numeric_limits<int64_t>::min();
-  int64_t high = to == ElemKind::I32 ? std::numeric_limits<int32_t>::max()
-                                     : std::numeric_limits<int64_t>::max();
-  // -2^31 and -2^63 are doubles; 2^31 - 1 is too, 2^63 - 1 rounds to 2^63,
-  // the first double out of range, so `>=` is right for both.
-  if (value <= static_cast<double>(low)) return low;
-  if (value >= static_cast<double>(high)) return high;
-  return static_cast<int64_t>(std::trunc(value));
-}
-
-std::optional<Constant> FoldUnary(OpKind kind, const Constant& x, ElemKind to) {
-  Constant result{to};
-  bool real = ir::IsFloat(x.elem);
-  switch (kind) {
-    case OpKind::Neg:
-      if (real)
-        result.real = -x.real;
-      else
-        result.integer = Wrap(to, 0 - static_cast<uint64_t>(x.integer));
-      break;
-    case OpKind::Not:
-      result.integer = x.integer ? 0 : 1;
-      break;
-    case OpKind::Abs:
-      if (real)
-        result.real = std::fabs(x.real);
-      else
-        result.integer =
-            Wrap(to, x.integer < 0 ? 0 - static_cast<uint64_t>(x.integer)
-                                   : static_cast<uint64_t>(x.integer));
-      break;
-    case OpKind::Floor:
-      if (!real) return std::nullopt;
-      result.real = std::floor(x.real);
-      break;
-    case OpKind::Ceil:
-      if (!real) return std::nullopt;
-      result.real = std::ceil(x.real);
-      break;
-    case OpKind::Sqrt:
-      // Correctly rounded in double, so also after rounding to f32.
-      if (!real) return std::nullopt;
-      result.real = Round(to, std::sqrt(x.real));
-      break;
-    case OpKind::Relu:
-      // NaN propagates; relu(-0) is +0.
-      if (real) {
-        result.real = std::isnan(x.real) || x.real > 0 ? x.real : 0.0;
-      } else {
-        result.integer = x.integer > 0 ? x.integer : 0;
-      }
-      break;
-    case OpKind::Convert:
-      if (to == ElemKind::Index) return std::nullopt;
-      if (ir::IsFloat(to)) {
-        result.real = Round(to, real ? x.real : static_cast<double>(x.integer));
-      } else if (to == ElemKind::Bool) {
-        result.integer = real ? x.real != 0 : x.integer != 0;
-      } else if (real) {
-        result.integer = FloatToInteger(to, x.real);
-      } else {
-        result.integer = Wrap(to, static_cast<uint64_t>(x.integer));
-      }
-      break;
-    default:
-      return std::nullopt;
-  }
-  if (ir::IsFloat(to))
-    result.integer = FloatToInteger(ElemKind::I64, result.real);
-  else
-    result.real = static_cast<double>(result.integer);
-  return result;
-}
-
-std::optional<Constant> FoldReal(OpKind kind, double a, double b,
-                                 ElemKind elem) {
-  Constant result{elem};
-  auto boolean = [&](bool value) {
-    return Constant{ElemKind::Bool, value ? 1.0 : 0.0, value ? 1 : 0};
-  };
-  switch (kind) {
-    // +, -, *, / and sqrt are correctly rounded in double, and rounding
-    // that again to f32 gives the correctly rounded f32 result.
-    case OpKind::Add:
-      result.real = Round(elem, a + b);
-      break;
-    case OpKind::Sub:
-      result.real = Round(elem, a - b);
-      break;
-    case OpKind::Mul:
-      result.real = Round(elem, a * b);
-      break;
-    case OpKind::Div:
-      result.real = Round(elem, a / b);
-      break;
-    case OpKind::Max:
-    case OpKind::Min:
-      // IEEE 754-2019 maximum and minimum: NaN propagates, -0 < +0.
-      if (std::isnan(a) || std::isnan(b)) {
-        result.real = std::numeric_limits<double>::quiet_NaN();
-      } else if (a == b) {
-        result.real = (kind == OpKind::Max) == std::signbit(a) ? b : a;
-      } else {
-        result.real = (kind == OpKind::Max) == (a > b) ? a : b;
-      }
-      break;
-    case OpKind::Eq:
-      return boolean(a == b);
-    case OpKind::Ne:
-      return boolean(a != b);
-    case OpKind::Lt:
-      return boolean(a < b);
-    case OpKind::Le:
-      return boolean(a <= b);
-    case OpKind::Gt:
-      return boolean(a > b);
-    case OpKind::Ge:
-      return boolean(a >= b);
-    default:
-      return std::nullopt;
-  }
-  result.integer = FloatToInteger(ElemKind::I64, result.real);
-  return result;
-}
-
-std::optional<Constant> FoldInteger(OpKind kind, int64_t a, int64_t b,
-                                    ElemKind elem) {
-  auto ua = static_cast<uint64_t>(a);
-  auto ub = static_cast<uint64_t>(b);
-  auto boolean = [&](bool value) {
-    return Constant{ElemKind::Bool, value ? 1.0 : 0.0, value ? 1 : 0};
-  };
-  int64_t value = 0;
-  switch (kind) {
-    case OpKind::Add:
-      value = Wrap(elem, ua + ub);
-      break;
-    case OpKind::Sub:
-      value = Wrap(elem, ua - ub);
-      break;
-    case OpKind::Mul:
-      value = Wrap(elem, ua * ub);
-      break;
-    case OpKind::Div:
-    case OpKind::Rem:
-      // Division by zero is a run-time error, and MIN / -1 is left to the
-      // target; both stay.
-      if (b == 0 || b == -1) return std::nullopt;
-      value = kind == OpKind::Div ? a / b : a % b;
-      break;
-    case OpKind::Max:
-      value = a > b ? a : b;
-      break;
-    case OpKind::Min:
-      value = a < b ? a : b;
-      break;
-    case OpKind::And:
-      value = a & b;
-      break;
-    case OpKind::Or:
-      value = a | b;
-      break;
-    case OpKind::Eq:
-      return boolean(a == b);
-    case OpKind::Ne:
-      return boolean(a != b);
-    case OpKind::Lt:
-      return boolean(a < b);
-    case OpKind::Le:
-      return boolean(a <= b);
-    case OpKind::Gt:
-      return boolean(a > b);
-    case OpKind::Ge:
-      return boolean(a >= b);
-    default:
-      return std::nullopt;
-  }
+Constant Integer(ElemKind elem, int64_t value) {
   return Constant{elem, static_cast<double>(value), value};
+}
+
+// The value of an elementwise op on constants by ir/scalar_eval.h, whose
+// rules the interpreter runs too; `to` is the result's kind.
+std::optional<Constant> FoldUnary(OpKind kind, const Constant& x, ElemKind to) {
+  if (kind == OpKind::Convert) {
+    // A conversion to an index checks its range at run time.
+    if (to == ElemKind::Index) return std::nullopt;
+    double real = 0;
+    int64_t integer = 0;
+    ir::ConvertElement(x.elem, to, x.real, x.integer, &real, &integer);
+    return ir::IsFloat(to) ? Real(to, real) : Integer(to, integer);
+  }
+  if (x.elem == ElemKind::F32)
+    return Real(to, ir::FloatUnary(kind, static_cast<float>(x.real)));
+  if (x.elem == ElemKind::F64) return Real(to, ir::FloatUnary(kind, x.real));
+  return Integer(to, ir::IntUnary(kind, to, x.integer));
+}
+
+template <typename T>
+Constant FoldFloat(OpKind kind, T a, T b, ElemKind to) {
+  if (to == ElemKind::Bool) return Integer(to, ir::Compare(kind, a, b));
+  return Real(to, ir::FloatBinary(kind, a, b));
+}
+
+std::optional<Constant> FoldBinary(OpKind kind, const Constant& a,
+                                   const Constant& b, ElemKind to) {
+  if (a.elem == ElemKind::F32)
+    return FoldFloat(kind, static_cast<float>(a.real),
+                     static_cast<float>(b.real), to);
+  if (a.elem == ElemKind::F64) return FoldFloat(kind, a.real, b.real, to);
+  if (to == ElemKind::Bool)
+    return Integer(to, ir::Compare(kind, a.integer, b.integer));
+  // A division by zero stays: it fails at run time.
+  std::optional<int64_t> value =
+      ir::IntBinary(kind, a.elem, a.integer, b.integer);
+  if (!value) return std::nullopt;
+  return Integer(to, *value);
 }
 
 bool IsConstant(const Value* value, double real) {
@@ -318,6 +166,8 @@ std::optional<Constant> Fold(const Op& op) {
   }
   if (op.results.size() != 1 || !op.results[0]->type.IsScalar())
     return std::nullopt;
+  // Only the ops whose every target computes what scalar_eval.h does.
+  if (!ir::HasFlag(op.kind, ir::kExact)) return std::nullopt;
   ElemKind to = op.results[0]->type.elem;
   if (ir::IsElementwiseUnary(op.kind)) {
     std::optional<Constant> x = ConstantOf(op.operands[0]);
@@ -328,8 +178,7 @@ std::optional<Constant> Fold(const Op& op) {
     std::optional<Constant> a = ConstantOf(op.operands[0]);
     std::optional<Constant> b = ConstantOf(op.operands[1]);
     if (!a || !b || a->elem == ElemKind::Index) return std::nullopt;
-    if (ir::IsFloat(a->elem)) return FoldReal(op.kind, a->real, b->real, to);
-    return FoldInteger(op.kind, a->integer, b->integer, a->elem);
+    return FoldBinary(op.kind, *a, *b, to);
   }
   return std::nullopt;
 }

@@ -36,22 +36,6 @@ using ir::Op;
 using ir::OpKind;
 using ir::Value;
 
-bool IsMathCall(OpKind kind) {
-  switch (kind) {
-    case OpKind::Exp:
-    case OpKind::Log:
-    case OpKind::Sin:
-    case OpKind::Cos:
-    case OpKind::Tan:
-    case OpKind::Tanh:
-    case OpKind::Sigmoid:
-    case OpKind::Pow:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string Pointer(const void* pointer) {
   return std::to_string(reinterpret_cast<uintptr_t>(pointer));
 }
@@ -60,8 +44,7 @@ std::string Pointer(const void* pointer) {
 bool IsKeyed(const Op& op) {
   return op.regions.empty() && op.results.size() == 1 &&
          op.results[0]->type.IsScalar() &&
-         (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
-          op.kind == OpKind::Select || op.kind == OpKind::Gather) &&
+         (ir::IsElementwise(op.kind) || op.kind == OpKind::Gather) &&
          !transforms::HasEffects(op);
 }
 
@@ -109,7 +92,7 @@ class BodyKeys {
         }
         key += inner + ",";
       }
-      if (!key.empty()) key += IsMathCall(op.kind) ? ")!" : ")";
+      if (!key.empty()) key += ir::HasFlag(op.kind, ir::kMathCall) ? ")!" : ")";
     }
     keys_[value] = key;
     return key;
