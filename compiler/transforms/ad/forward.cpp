@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/ir/builder.h"
+#include "compiler/transforms/ad/partials.h"
 #include "compiler/transforms/rewrite.h"
 
 namespace delta::ad {
@@ -23,90 +24,16 @@ using ir::Type;
 using ir::Value;
 
 JvpRule JvpRuleOf(OpKind kind) {
-  switch (kind) {
-    // The formulas of these are in Emitter::RuleTangent.
-    case OpKind::Neg:
-    case OpKind::Exp:
-    case OpKind::Log:
-    case OpKind::Sin:
-    case OpKind::Cos:
-    case OpKind::Tan:
-    case OpKind::Tanh:
-    case OpKind::Sqrt:
-    case OpKind::Abs:
-    case OpKind::Sigmoid:
-    case OpKind::Relu:
-    case OpKind::Convert:
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Rem:
-    case OpKind::Pow:
-    case OpKind::Max:
-    case OpKind::Min:
-    case OpKind::Select:
-    case OpKind::Reduce:
+  // A reduction's tangent depends on its kind: Emitter::ReduceTangent.
+  if (kind == OpKind::Reduce) return JvpRule::Rule;
+  switch (ir::InfoOf(kind).derivative) {
+    case ir::OpDerivative::Partials:
       return JvpRule::Rule;
-    // Original: y = floor(a), ceil(a)   Tangent: none (piecewise constant)
-    case OpKind::Floor:
-    case OpKind::Ceil:
-    // Original: y = stop_gradient(a)     Tangent: none (by definition)
-    case OpKind::StopGradient:
-    // Original: y = a == b, a && b, !a, …   Tangent: none (bool)
-    case OpKind::Not:
-    case OpKind::Eq:
-    case OpKind::Ne:
-    case OpKind::Lt:
-    case OpKind::Le:
-    case OpKind::Gt:
-    case OpKind::Ge:
-    case OpKind::And:
-    case OpKind::Or:
-    // Original: y = const, size [d], iota [d], to_index [d] (k)
-    // Tangent: none (a constant, an integer or an index)
-    case OpKind::Const:
-    case OpKind::Size:
-    case OpKind::Iota:
-    case OpKind::ToIndex:
-    // Original: dim [d] (n), print (…)   Tangent: none (no float result)
-    case OpKind::DimDef:
-    case OpKind::Print:
-    // Original: read_npy, write_npy (only in main)   Tangent: none (data)
-    case OpKind::ReadNpy:
-    case OpKind::WriteNpy:
+    case ir::OpDerivative::None:
       return JvpRule::NoTangent;
-    // Original: y = broadcast [d] (x)        Tangent: dy = broadcast [d] (dx)
-    case OpKind::Broadcast:
-    // Original: y = rename [a, b] (x)        Tangent: dy = rename [a, b] (dx)
-    case OpKind::Rename:
-    // Original: y = gather (x, i…)           Tangent: dy = gather (dx, i…)
-    case OpKind::Gather:
-    // Original: y = scatter_add (v, i…)      Tangent: dy = scatter_add (dv, i…)
-    case OpKind::ScatterAdd:
-    // Original: y = cumsum [d] (x)           Tangent: dy = cumsum [d] (dx)
-    case OpKind::Cumsum:
+    case ir::OpDerivative::Linear:
       return JvpRule::Linear;
-    // Original: y… = map [d] { … yield v… }
-    // Tangent: the same map also yields dv… (extra results)
-    case OpKind::Map:
-    // Original: s… = loop (lo, hi, s0…) { … yield s'… }
-    // Tangent: float state carries its tangent as extra state
-    case OpKind::Loop:
-    // Original: s… = while (s0…) { cond } { body }
-    // Tangent: as loop; the condition reads the primal state only
-    case OpKind::While:
-    // Original: y… = if (c) { … } { … }   Tangent: each branch also yields dy…
-    case OpKind::If:
-    // Original: y… = call @f (x…)   Tangent: y…, dy… = call @f.jvp (x…, dx…)
-    case OpKind::Call:
-    // Original: y = reduce.custom [d] (init, x) { f }
-    // Tangent: a loop over d folds the pairs (acc, dacc) through f and its
-    // tangent rules (Note [Tangent of a custom reduction])
-    case OpKind::ReduceCustom:
-    // Terminators: the region that ends with one decides what it yields.
-    case OpKind::Yield:
-    case OpKind::Return:
+    case ir::OpDerivative::Structural:
       return JvpRule::Structural;
   }
   return JvpRule::Structural;
@@ -168,14 +95,6 @@ class Emitter {
   // The tangent of `primal`, zeros if it has none.
   Value* TangentOrZero(const Value* primal);
 
-  // Arithmetic where null stands for zero.
-  Value* Add(Value* a, Value* b);
-  Value* Sub(Value* a, Value* b);
-  Value* Mul(Value* a, Value* b);
-  Value* Div(Value* a, Value* b);
-  Value* Neg(Value* a);
-  Value* Choose(Value* condition, Value* a, Value* b);
-  Value* Math(OpKind kind, Value* a) { return builder_.Unary(kind, a); }
   Value* Binary(OpKind kind, Value* a, Value* b) {
     return builder_.Binary(kind, a, b);
   }
@@ -183,6 +102,7 @@ class Emitter {
   llvm::Error EmitBlock(const Block& block);
   llvm::Error EmitOp(const Op& op);
   Value* RuleTangent(const Op& op);
+  Value* AddTerm(Value* sum, Value* term, const std::vector<Value*>& dx);
   Value* ReduceTangent(const Op& op, Value* x, Value* dx);
   Value* AtExtremum(ReduceKind kind, Value* x, Value* dx,
                     const ir::DimList& reduced);
@@ -212,6 +132,9 @@ void Emitter::SetTangent(const Value* primal, Value* tangent) {
     tangents_.erase(primal);
     return;
   }
+  // A conversion's tangent converts too.
+  ElemKind elem = Primal(primal)->type.elem;
+  if (tangent->type.elem != elem) tangent = builder_.Convert(tangent, elem);
   tangent = Fit(tangent, Primal(primal)->type);
   if (tangent->name.empty() && !primal->name.empty())
     tangent->name = "d" + primal->name;
@@ -226,36 +149,6 @@ Value* Emitter::TangentOrZero(const Value* primal) {
   const Type& type = Primal(primal)->type;
   Value* tangent = Tangent(primal);
   return tangent ? Fit(tangent, type) : Zero(type);
-}
-
-Value* Emitter::Add(Value* a, Value* b) {
-  if (!a) return b;
-  if (!b) return a;
-  return Binary(OpKind::Add, a, b);
-}
-
-Value* Emitter::Sub(Value* a, Value* b) {
-  if (!b) return a;
-  if (!a) return Neg(b);
-  return Binary(OpKind::Sub, a, b);
-}
-
-Value* Emitter::Mul(Value* a, Value* b) {
-  return a && b ? Binary(OpKind::Mul, a, b) : nullptr;
-}
-
-Value* Emitter::Div(Value* a, Value* b) {
-  return a ? Binary(OpKind::Div, a, b) : nullptr;
-}
-
-Value* Emitter::Neg(Value* a) { return a ? Math(OpKind::Neg, a) : nullptr; }
-
-Value* Emitter::Choose(Value* condition, Value* a, Value* b) {
-  if (!a && !b) return nullptr;
-  ElemKind elem = (a ? a : b)->type.elem;
-  if (!a) a = builder_.FloatConst(elem, 0);
-  if (!b) b = builder_.FloatConst(elem, 0);
-  return builder_.Select(condition, a, b);
 }
 
 llvm::Error Emitter::Run() {
@@ -362,107 +255,55 @@ llvm::Error Emitter::EmitOp(const Op& op) {
   return InternalError("unknown rule");
 }
 
-// The formulas, one per op; a, b are the primal operands, y the primal
-// result, da, db their tangents (null: zero).
+// dy = sum_i dx_i * dy/dx_i, with the partials of ad/partials.cpp.
 Value* Emitter::RuleTangent(const Op& op) {
   if (op.kind == OpKind::Reduce)
     return ReduceTangent(op, Primal(op.operands[0]), Tangent(op.operands[0]));
-  if (op.kind == OpKind::Select)
-    // Original: y = select(c, a, b)   Tangent: dy = select(c, da, db)
-    return Choose(Primal(op.operands[0]), Tangent(op.operands[1]),
-                  Tangent(op.operands[2]));
-  Value* a = Primal(op.operands[0]);
-  Value* b = op.operands.size() > 1 ? Primal(op.operands[1]) : nullptr;
-  Value* y = Primal(op.results[0]);
-  Value* da = Tangent(op.operands[0]);
-  Value* db = op.operands.size() > 1 ? Tangent(op.operands[1]) : nullptr;
-  if (!da && !db) return nullptr;
-  ElemKind elem = y->type.elem;
-  auto constant = [&](double value) {
-    return builder_.FloatConst(elem, value);
-  };
-  switch (op.kind) {
-    // Original: y = -a           Tangent: dy = -da
-    case OpKind::Neg:
-      return Neg(da);
-    // Original: y = exp(a)       Tangent: dy = da * y
-    case OpKind::Exp:
-      return Mul(da, y);
-    // Original: y = log(a)       Tangent: dy = da / a
-    case OpKind::Log:
-      return Div(da, a);
-    // Original: y = sin(a)       Tangent: dy = da * cos(a)
-    case OpKind::Sin:
-      return Mul(da, Math(OpKind::Cos, a));
-    // Original: y = cos(a)       Tangent: dy = -(da * sin(a))
-    case OpKind::Cos:
-      return Neg(Mul(da, Math(OpKind::Sin, a)));
-    // Original: y = tan(a)       Tangent: dy = da * (1 + y * y)
-    case OpKind::Tan:
-      return Mul(da, Add(constant(1), Mul(y, y)));
-    // Original: y = tanh(a)      Tangent: dy = da * (1 - y * y)
-    case OpKind::Tanh:
-      return Mul(da, Sub(constant(1), Mul(y, y)));
-    // Original: y = sqrt(a)      Tangent: dy = da / (2 * y)
-    case OpKind::Sqrt:
-      return Div(da, Mul(constant(2), y));
-    // Original: y = abs(a)       Tangent: dy = a < 0 ? -da : da
-    // (abs = max(a, -a): at 0 the tie goes to the first argument)
-    case OpKind::Abs:
-      return Choose(Binary(OpKind::Lt, a, constant(0)), Neg(da), da);
-    // Original: y = sigmoid(a)   Tangent: dy = da * y * (1 - y)
-    case OpKind::Sigmoid:
-      return Mul(da, Mul(y, Sub(constant(1), y)));
-    // Original: y = relu(a)      Tangent: dy = a > 0 ? da : 0 (relu'(0) = 0)
-    case OpKind::Relu:
-      return Choose(Binary(OpKind::Gt, a, constant(0)), da, nullptr);
-    // Original: y = T(a)         Tangent: dy = T(da) between floats, else none
-    case OpKind::Convert:
-      return ir::IsFloat(elem) ? builder_.Convert(da, elem) : nullptr;
-    // Original: y = a + b        Tangent: dy = da + db
-    case OpKind::Add:
-      return Add(da, db);
-    // Original: y = a - b        Tangent: dy = da - db
-    case OpKind::Sub:
-      return Sub(da, db);
-    // Original: y = a * b        Tangent: dy = da * b + a * db
-    case OpKind::Mul:
-      return Add(Mul(da, b), Mul(a, db));
-    // Original: y = a / b        Tangent: dy = (da - db * y) / b
-    case OpKind::Div:
-      return Div(Sub(da, Mul(db, y)), b);
-    // Original: y = rem(a, b)    Tangent: dy = da - db * trunc(a / b)
-    case OpKind::Rem: {
-      if (!db) return da;
-      Value* q = Binary(OpKind::Div, a, b);
-      Value* trunc =
-          builder_.Select(Binary(OpKind::Lt, q, constant(0)),
-                          Math(OpKind::Ceil, q), Math(OpKind::Floor, q));
-      return Sub(da, Mul(db, trunc));
-    }
-    // Original: y = a ^ b
-    // Tangent: dy = da * b * a ^ (b - 1) + db * log(a) * y, the last term
-    // only where b has a tangent (so a < 0 is fine) and 0 where a = 0
-    case OpKind::Pow: {
-      Value* base_term =
-          da ? Mul(da, Mul(b, Binary(OpKind::Pow, a,
-                                     Binary(OpKind::Sub, b, constant(1)))))
-             : nullptr;
-      Value* exponent_term =
-          db ? Choose(Binary(OpKind::Eq, a, constant(0)), nullptr,
-                      Mul(db, Mul(Math(OpKind::Log, a), y)))
-             : nullptr;
-      return Add(base_term, exponent_term);
-    }
-    // Original: y = max(a, b)    Tangent: dy = a >= b ? da : db (ties: a)
-    case OpKind::Max:
-      return Choose(Binary(OpKind::Ge, a, b), da, db);
-    // Original: y = min(a, b)    Tangent: dy = a <= b ? da : db (ties: a)
-    case OpKind::Min:
-      return Choose(Binary(OpKind::Le, a, b), da, db);
-    default:
-      return nullptr;
+  if (!HasFloatElem(op.results[0])) return nullptr;
+  std::vector<Value*> x;
+  std::vector<Value*> dx;
+  for (const Value* operand : op.operands) {
+    x.push_back(Primal(operand));
+    dx.push_back(Tangent(operand));
   }
+  if (llvm::all_of(dx, [](Value* d) { return d == nullptr; })) return nullptr;
+  std::vector<Value*> terms =
+      ApplyPartials(builder_, op.kind, x, Primal(op.results[0]), dx);
+  Value* sum = nullptr;
+  for (Value* term : terms)
+    if (term) sum = AddTerm(sum, term, dx);
+  return sum;
+}
+
+// sum + term, in the forms the rules had when each mode had its own: a
+// negated term is subtracted, and two one-sided selects on one condition
+// (max, min, select) are one select. Only a term that ApplyPartials made
+// (none of the tangents `dx`) is taken apart and erased.
+Value* Emitter::AddTerm(Value* sum, Value* term,
+                        const std::vector<Value*>& dx) {
+  if (!sum) return term;
+  Op* made = llvm::is_contained(dx, term) ? nullptr : term->def;
+  if (made && made->kind == OpKind::Neg) {
+    Value* negated = made->operands[0];
+    transforms::EraseOp(*made);
+    return Binary(OpKind::Sub, sum, negated);
+  }
+  Op* first = sum->def;
+  auto is_zero = [](const Value* value) {
+    return value->def && value->def->kind == OpKind::Const &&
+           value->def->float_value == 0;
+  };
+  if (made && first && !llvm::is_contained(dx, sum) &&
+      made->kind == OpKind::Select && first->kind == OpKind::Select &&
+      made->operands[0] == first->operands[0] && is_zero(first->operands[2]) &&
+      is_zero(made->operands[1])) {
+    Value* merged = builder_.Select(first->operands[0], first->operands[1],
+                                    made->operands[2]);
+    transforms::EraseOp(*made);
+    transforms::EraseOp(*first);
+    return merged;
+  }
+  return Binary(OpKind::Add, sum, term);
 }
 
 Value* Emitter::ReduceTangent(const Op& op, Value* x, Value* dx) {

@@ -9,6 +9,7 @@
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/STLExtras.h>
 
+#include "compiler/transforms/ad/partials.h"
 #include "compiler/transforms/ad/reverse_builder.h"
 
 namespace delta::ad {
@@ -203,124 +204,34 @@ llvm::Error ReverseBuilder::Backward(const Op& op) {
   auto p = [&](size_t i) { return P(op.operands[i]); };
   Value* dy = op.results.empty() ? nullptr : Adjoint(op.results[0]);
   Value* y = op.results.empty() ? nullptr : P(op.results[0]);
-  auto mul = [&](Value* a, Value* c) { return b_.Binary(OpKind::Mul, a, c); };
-  auto div = [&](Value* a, Value* c) { return b_.Binary(OpKind::Div, a, c); };
   auto sub = [&](Value* a, Value* c) { return b_.Binary(OpKind::Sub, a, c); };
-  auto neg = [&](Value* a) { return b_.Unary(OpKind::Neg, a); };
-  auto one = [&]() { return Scalar(y->type.elem, 1.0); };
-  auto zero_like = [&](Value* v) { return Scalar(v->type.elem, 0.0); };
+  auto div = [&](Value* a, Value* c) { return b_.Binary(OpKind::Div, a, c); };
+  auto mul = [&](Value* a, Value* c) { return b_.Binary(OpKind::Mul, a, c); };
+  switch (ir::InfoOf(op.kind).derivative) {
+    // Elementwise ops: da_i += dy * dy/da_i, by the partials that forward
+    // mode uses too (ad/partials.cpp).
+    case ir::OpDerivative::Partials: {
+      std::vector<Value*> x;
+      std::vector<Value*> d;
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        x.push_back(p(i));
+        bool wanted = Varied(operand(i)) && IsFloatValue(operand(i));
+        d.push_back(wanted ? dy : nullptr);
+      }
+      std::vector<Value*> contributions = ApplyPartials(b_, op.kind, x, y, d);
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        Accumulate(operand(i), contributions[i]);
+      return llvm::Error::success();
+    }
+    // Comparisons, logic, constants, sizes, indices, floor, ceil and
+    // stop_gradient carry no adjoint.
+    case ir::OpDerivative::None:
+      return llvm::Error::success();
+    case ir::OpDerivative::Linear:
+    case ir::OpDerivative::Structural:
+      break;
+  }
   switch (op.kind) {
-    // Original: y = -a            Adjoint: da -= dy
-    case OpKind::Neg:
-      Accumulate(operand(0), neg(dy));
-      break;
-    // Original: y = exp(a)        Adjoint: da += dy * y
-    case OpKind::Exp:
-      Accumulate(operand(0), mul(dy, y));
-      break;
-    // Original: y = log(a)        Adjoint: da += dy / a
-    case OpKind::Log:
-      Accumulate(operand(0), div(dy, p(0)));
-      break;
-    // Original: y = sin(a)        Adjoint: da += dy * cos(a)
-    case OpKind::Sin:
-      Accumulate(operand(0), mul(dy, b_.Unary(OpKind::Cos, p(0))));
-      break;
-    // Original: y = cos(a)        Adjoint: da -= dy * sin(a)
-    case OpKind::Cos:
-      Accumulate(operand(0), neg(mul(dy, b_.Unary(OpKind::Sin, p(0)))));
-      break;
-    // Original: y = tan(a)        Adjoint: da += dy * (1 + y^2)
-    case OpKind::Tan:
-      Accumulate(operand(0), mul(dy, b_.Binary(OpKind::Add, one(), mul(y, y))));
-      break;
-    // Original: y = tanh(a)       Adjoint: da += dy * (1 - y^2)
-    case OpKind::Tanh:
-      Accumulate(operand(0), mul(dy, sub(one(), mul(y, y))));
-      break;
-    // Original: y = sqrt(a)       Adjoint: da += dy / (2 y)
-    case OpKind::Sqrt:
-      Accumulate(operand(0), div(dy, mul(Scalar(y->type.elem, 2.0), y)));
-      break;
-    // Original: y = abs(a)        Adjoint: da += a < 0 ? -dy : dy
-    case OpKind::Abs:
-      Accumulate(
-          operand(0),
-          b_.Select(b_.Binary(OpKind::Lt, p(0), zero_like(p(0))), neg(dy), dy));
-      break;
-    // Original: y = sigmoid(a)    Adjoint: da += dy * y * (1 - y)
-    case OpKind::Sigmoid:
-      Accumulate(operand(0), mul(dy, mul(y, sub(one(), y))));
-      break;
-    // Original: y = relu(a)       Adjoint: da += a > 0 ? dy : 0
-    case OpKind::Relu:
-      Accumulate(operand(0),
-                 b_.Select(b_.Binary(OpKind::Gt, p(0), zero_like(p(0))), dy,
-                           zero_like(dy)));
-      break;
-    // Original: y = floor(a), ceil(a)   Adjoint: none (zero almost everywhere)
-    case OpKind::Floor:
-    case OpKind::Ceil:
-    // Original: y = stop_gradient(a)     Adjoint: none (by definition)
-    case OpKind::StopGradient:
-      break;
-    // Original: y = convert(a)    Adjoint: da += convert(dy) between floats
-    case OpKind::Convert:
-      if (IsFloatValue(operand(0)))
-        Accumulate(operand(0), b_.Convert(dy, operand(0)->type.elem));
-      break;
-    // Original: y = a + b         Adjoint: da += dy, db += dy
-    case OpKind::Add:
-      Accumulate(operand(0), dy);
-      Accumulate(operand(1), dy);
-      break;
-    // Original: y = a - b         Adjoint: da += dy, db -= dy
-    case OpKind::Sub:
-      Accumulate(operand(0), dy);
-      Accumulate(operand(1), neg(dy));
-      break;
-    // Original: y = a * b         Adjoint: da += dy * b, db += dy * a
-    case OpKind::Mul:
-      Accumulate(operand(0), mul(dy, p(1)));
-      Accumulate(operand(1), mul(dy, p(0)));
-      break;
-    // Original: y = a / b         Adjoint: da += dy / b, db -= dy * y / b
-    case OpKind::Div:
-      Accumulate(operand(0), div(dy, p(1)));
-      if (Varied(operand(1)))
-        Accumulate(operand(1), neg(div(mul(dy, y), p(1))));
-      break;
-    // Original: y = a % b (floats)      Adjoint: da += dy
-    case OpKind::Rem:
-      Accumulate(operand(0), dy);
-      if (Varied(operand(1))) return Unsupported(op, "the divisor of `%`");
-      break;
-    // Original: y = a ^ b   Adjoint: da += dy * b * a^(b-1);
-    //                                db += dy * y * log(a) (only if b varies)
-    case OpKind::Pow:
-      Accumulate(
-          operand(0),
-          mul(dy, mul(p(1), b_.Binary(OpKind::Pow, p(0), sub(p(1), one())))));
-      if (Varied(operand(1)))
-        Accumulate(operand(1), mul(dy, mul(y, b_.Unary(OpKind::Log, p(0)))));
-      break;
-    // Original: y = max(a, b)     Adjoint: ties go to the first argument
-    case OpKind::Max:
-    case OpKind::Min: {
-      Value* first = b_.Binary(op.kind == OpKind::Max ? OpKind::Ge : OpKind::Le,
-                               p(0), p(1));
-      Value* zero = zero_like(dy);
-      Accumulate(operand(0), b_.Select(first, dy, zero));
-      Accumulate(operand(1), b_.Select(first, zero, dy));
-      break;
-    }
-    // Original: y = select(c, a, b)     Adjoint: da += c ? dy : 0, db += ...
-    case OpKind::Select: {
-      Value* zero = zero_like(dy);
-      Accumulate(operand(1), b_.Select(p(0), dy, zero));
-      Accumulate(operand(2), b_.Select(p(0), zero, dy));
-      break;
-    }
     // Original: y = broadcast(a)  Adjoint: da += dy (summed by Accumulate)
     case OpKind::Broadcast:
       Accumulate(operand(0), dy);
@@ -406,7 +317,9 @@ llvm::Error ReverseBuilder::Backward(const Op& op) {
           Accumulate(operand(0), mul(dy, others));
           break;
         }
-        default:
+        // Original: y = argmax(x, D), argmin   Adjoint: none (an index)
+        case ir::ReduceKind::Argmax:
+        case ir::ReduceKind::Argmin:
           break;
       }
       break;
@@ -421,8 +334,25 @@ llvm::Error ReverseBuilder::Backward(const Op& op) {
       return BackwardCall(op);
     case OpKind::ReduceCustom:
       return BackwardReduceCustom(op);
-    default:
-      // Comparisons, logic, constants, sizes and indices carry no adjoint.
+    case OpKind::Map:
+      return Unsupported(op, "a map that could not be batched");
+    // ReverseBlock stops at a block's terminator.
+    case OpKind::Yield:
+    case OpKind::Return:
+      // The ops handled above; listing them keeps this switch exhaustive,
+      // so that a new linear or structural op is a compile error here until
+      // it has a rule.
+#define DELTA_CASE_Partials(Name) case OpKind::Name:
+#define DELTA_CASE_None(Name) case OpKind::Name:
+#define DELTA_CASE_Linear(Name)
+#define DELTA_CASE_Structural(Name)
+#define DELTA_OP(Name, mnemonic, Arity, Elements, Derivative, Flags) \
+  DELTA_CASE_##Derivative(Name)
+#include "compiler/ir/ops.def"
+#undef DELTA_CASE_Partials
+#undef DELTA_CASE_None
+#undef DELTA_CASE_Linear
+#undef DELTA_CASE_Structural
       break;
   }
   return llvm::Error::success();

@@ -1,0 +1,209 @@
+// One rule per elementwise op: its partial derivatives at a point, applied
+// to the d_i that ApplyPartials is given (partials.h). ops.def marks which
+// ops have partials; the table at the end makes a missing rule a build
+// error, and op_rules_test.cpp checks each rule against finite differences
+// and forward mode against reverse mode.
+#include "compiler/transforms/ad/partials.h"
+
+namespace delta::ad {
+namespace {
+
+using ir::OpKind;
+using ir::Value;
+
+// What a rule reads and writes. Arithmetic helpers take null for zero, as
+// the d_i do.
+class Rule {
+ public:
+  Rule(ir::Builder& builder, const std::vector<Value*>& x, Value* y,
+       const std::vector<Value*>& d)
+      : b_(builder), x_(x), y_(y), d_(d), out_(d.size()) {}
+
+  Value* x(size_t i) const { return x_[i]; }
+  Value* y() const { return y_; }
+  Value* d(size_t i) const { return d_[i]; }
+  void Set(size_t i, Value* value) { out_[i] = value; }
+  std::vector<Value*> Results() && { return std::move(out_); }
+
+  Value* Const(const Value* like, double value) {
+    return b_.FloatConst(like->type.elem, value);
+  }
+  Value* Add(Value* a, Value* c) { return Op(OpKind::Add, a, c); }
+  Value* Sub(Value* a, Value* c) { return Op(OpKind::Sub, a, c); }
+  Value* Mul(Value* a, Value* c) { return Op(OpKind::Mul, a, c); }
+  Value* Div(Value* a, Value* c) { return Op(OpKind::Div, a, c); }
+  Value* Pow(Value* a, Value* c) { return Op(OpKind::Pow, a, c); }
+  Value* Neg(Value* a) { return a ? b_.Unary(OpKind::Neg, a) : nullptr; }
+  Value* Math(OpKind kind, Value* a) { return b_.Unary(kind, a); }
+  Value* Compare(OpKind kind, Value* a, Value* c) {
+    return b_.Binary(kind, a, c);
+  }
+  // c ? a : b, where null is zero.
+  Value* Choose(Value* condition, Value* a, Value* c) {
+    if (!a && !c) return nullptr;
+    if (!a) a = Const(c, 0);
+    if (!c) c = Const(a, 0);
+    return b_.Select(condition, a, c);
+  }
+
+ private:
+  Value* Op(OpKind kind, Value* a, Value* c) {
+    return a && c ? b_.Binary(kind, a, c) : nullptr;
+  }
+
+  ir::Builder& b_;
+  const std::vector<Value*>& x_;
+  Value* y_;
+  const std::vector<Value*>& d_;
+  std::vector<Value*> out_;
+};
+
+// Each rule: the op, then d_i * dy/dx_i for each operand.
+
+// y = -a             -d
+void PartialsNeg(Rule& r) { r.Set(0, r.Neg(r.d(0))); }
+
+// y = exp(a)         d * y
+void PartialsExp(Rule& r) { r.Set(0, r.Mul(r.d(0), r.y())); }
+
+// y = log(a)         d / a
+void PartialsLog(Rule& r) { r.Set(0, r.Div(r.d(0), r.x(0))); }
+
+// y = sin(a)         d * cos(a)
+void PartialsSin(Rule& r) {
+  if (r.d(0)) r.Set(0, r.Mul(r.d(0), r.Math(OpKind::Cos, r.x(0))));
+}
+
+// y = cos(a)         -(d * sin(a))
+void PartialsCos(Rule& r) {
+  if (r.d(0)) r.Set(0, r.Neg(r.Mul(r.d(0), r.Math(OpKind::Sin, r.x(0)))));
+}
+
+// y = tan(a)         d * (1 + y^2)
+void PartialsTan(Rule& r) {
+  if (!r.d(0)) return;
+  r.Set(0, r.Mul(r.d(0), r.Add(r.Const(r.y(), 1), r.Mul(r.y(), r.y()))));
+}
+
+// y = tanh(a)        d * (1 - y^2)
+void PartialsTanh(Rule& r) {
+  if (!r.d(0)) return;
+  r.Set(0, r.Mul(r.d(0), r.Sub(r.Const(r.y(), 1), r.Mul(r.y(), r.y()))));
+}
+
+// y = sqrt(a)        d / (2 y)
+void PartialsSqrt(Rule& r) {
+  if (r.d(0)) r.Set(0, r.Div(r.d(0), r.Mul(r.Const(r.y(), 2), r.y())));
+}
+
+// y = abs(a)         a < 0 ? -d : d (abs = max(a, -a): the tie at 0 goes
+//                    to the first argument)
+void PartialsAbs(Rule& r) {
+  if (!r.d(0)) return;
+  Value* negative = r.Compare(OpKind::Lt, r.x(0), r.Const(r.x(0), 0));
+  r.Set(0, r.Choose(negative, r.Neg(r.d(0)), r.d(0)));
+}
+
+// y = sigmoid(a)     d * y * (1 - y)
+void PartialsSigmoid(Rule& r) {
+  if (!r.d(0)) return;
+  r.Set(0, r.Mul(r.d(0), r.Mul(r.y(), r.Sub(r.Const(r.y(), 1), r.y()))));
+}
+
+// y = relu(a)        a > 0 ? d : 0 (relu'(0) = 0)
+void PartialsRelu(Rule& r) {
+  if (!r.d(0)) return;
+  Value* positive = r.Compare(OpKind::Gt, r.x(0), r.Const(r.x(0), 0));
+  r.Set(0, r.Choose(positive, r.d(0), nullptr));
+}
+
+// y = T(a)           d (the caller converts it between float kinds)
+void PartialsConvert(Rule& r) { r.Set(0, r.d(0)); }
+
+// y = a + b          d_a, d_b
+void PartialsAdd(Rule& r) {
+  r.Set(0, r.d(0));
+  r.Set(1, r.d(1));
+}
+
+// y = a - b          d_a, -d_b
+void PartialsSub(Rule& r) {
+  r.Set(0, r.d(0));
+  r.Set(1, r.Neg(r.d(1)));
+}
+
+// y = a * b          d_a * b, d_b * a
+void PartialsMul(Rule& r) {
+  r.Set(0, r.Mul(r.d(0), r.x(1)));
+  r.Set(1, r.Mul(r.d(1), r.x(0)));
+}
+
+// y = a / b          d_a / b, -(d_b * y / b)
+void PartialsDiv(Rule& r) {
+  r.Set(0, r.Div(r.d(0), r.x(1)));
+  r.Set(1, r.Neg(r.Div(r.Mul(r.d(1), r.y()), r.x(1))));
+}
+
+// y = rem(a, b)      d_a, -(d_b * trunc(a / b)) (floats: a - b trunc(a/b))
+void PartialsRem(Rule& r) {
+  r.Set(0, r.d(0));
+  if (!r.d(1)) return;
+  Value* q = r.Div(r.x(0), r.x(1));
+  Value* trunc = r.Choose(r.Compare(OpKind::Lt, q, r.Const(q, 0)),
+                          r.Math(OpKind::Ceil, q), r.Math(OpKind::Floor, q));
+  r.Set(1, r.Neg(r.Mul(r.d(1), trunc)));
+}
+
+// y = a ^ b          d_a * b * a^(b - 1), d_b * log(a) * y; the latter is 0
+//                    where a = 0 (where y is 0 or 1 for every b near b)
+void PartialsPow(Rule& r) {
+  Value* a = r.x(0);
+  Value* b = r.x(1);
+  if (r.d(0))
+    r.Set(0, r.Mul(r.d(0), r.Mul(b, r.Pow(a, r.Sub(b, r.Const(b, 1))))));
+  if (r.d(1))
+    r.Set(1, r.Choose(r.Compare(OpKind::Eq, a, r.Const(a, 0)), nullptr,
+                      r.Mul(r.d(1), r.Mul(r.Math(OpKind::Log, a), r.y()))));
+}
+
+// y = max(a, b)      a >= b ? d_a : 0, a >= b ? 0 : d_b (ties: a)
+// y = min(a, b)      the same with a <= b
+void PartialsOfExtremum(Rule& r, OpKind first_if) {
+  Value* first = r.Compare(first_if, r.x(0), r.x(1));
+  r.Set(0, r.Choose(first, r.d(0), nullptr));
+  r.Set(1, r.Choose(first, nullptr, r.d(1)));
+}
+void PartialsMax(Rule& r) { PartialsOfExtremum(r, OpKind::Ge); }
+void PartialsMin(Rule& r) { PartialsOfExtremum(r, OpKind::Le); }
+
+// y = select(c, a, b)   none, c ? d_a : 0, c ? 0 : d_b
+void PartialsSelect(Rule& r) {
+  r.Set(1, r.Choose(r.x(0), r.d(1), nullptr));
+  r.Set(2, r.Choose(r.x(0), nullptr, r.d(2)));
+}
+
+// The rules by op: an op whose Derivative is Partials names its rule here,
+// so a missing one is a compile error.
+using RuleFunction = void (*)(Rule&);
+#define DELTA_RULE_Partials(Name) &Partials##Name
+#define DELTA_RULE_None(Name) nullptr
+#define DELTA_RULE_Linear(Name) nullptr
+#define DELTA_RULE_Structural(Name) nullptr
+constexpr RuleFunction kRules[] = {
+#define DELTA_OP(Name, mnemonic, Arity, Elements, Derivative, Flags) \
+  DELTA_RULE_##Derivative(Name),
+#include "compiler/ir/ops.def"
+};
+
+}  // namespace
+
+std::vector<Value*> ApplyPartials(ir::Builder& builder, OpKind kind,
+                                  const std::vector<Value*>& x, Value* y,
+                                  const std::vector<Value*>& d) {
+  RuleFunction rule = kRules[static_cast<size_t>(kind)];
+  Rule applied(builder, x, y, d);
+  if (rule) rule(applied);
+  return std::move(applied).Results();
+}
+
+}  // namespace delta::ad
