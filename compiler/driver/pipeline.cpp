@@ -1,5 +1,5 @@
-// The stages of each `dlc` command, in order. Later stages (lowering to IR,
-// transformations, code generation) are added here as they exist.
+// The stages of each `dlc` command, in order: check, the front half
+// (compile/compile.h), then code generation or the interpreter.
 #include "compiler/driver/pipeline.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -14,16 +14,12 @@
 #include "compiler/codegen/llvm/codegen.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object.h"
+#include "compiler/compile/compile.h"
 #include "compiler/diagnostics/diagnostics.h"
-#include "compiler/ir/call_graph.h"
 #include "compiler/ir/interpreter.h"
 #include "compiler/ir/printer.h"
-#include "compiler/ir/verifier.h"
-#include "compiler/lower/lower.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
-#include "compiler/transforms/ad/differentiate.h"
-#include "compiler/transforms/pass_manager.h"
 
 namespace delta::driver {
 
@@ -43,97 +39,32 @@ bool UseColor(ColorMode mode) {
   return false;
 }
 
-// The span of the source character at `loc`, or none.
-Span SpanAt(llvm::SourceMgr& sources, const ir::Loc& loc) {
-  if (!loc.IsValid()) return {};
-  for (unsigned id = 1; id <= sources.getNumBuffers(); ++id) {
-    if (sources.getMemoryBuffer(id)->getBufferIdentifier() != loc.file)
-      continue;
-    const char* at =
-        sources.FindLocForLineAndColumn(id, loc.line, loc.column).getPointer();
-    return at ? Span{at, at + 1} : Span{};
-  }
-  return {};
-}
-
-// Sema rejects recursion, but a @vjp rule that differentiates the function
-// it serves (grad(f) inside f's rule) calls itself once AD has built the
-// derivatives. Reports such a cycle at a call in the user's code.
-bool ReportDerivativeCycle(const ir::Module& module, llvm::SourceMgr& sources,
-                           DiagnosticEngine& diags) {
-  std::vector<const ir::Op*> cycle = ir::FindCallCycle(module);
-  if (cycle.empty()) return false;
-  // The caller of cycle[i] is the callee of cycle[i - 1]. Start at a call
-  // that a function of the user's (not a derivative) makes.
-  auto caller = [&](size_t i) {
-    return cycle[(i + cycle.size() - 1) % cycle.size()]->callee;
-  };
-  size_t first = 0;
-  for (size_t i = 0; i < cycle.size(); ++i)
-    if (!caller(i)->derivative && cycle[i]->loc.IsValid()) {
-      first = i;
-      break;
-    }
-  std::string path;
-  for (size_t k = 0; k < cycle.size(); ++k)
-    path += caller((first + k) % cycle.size())->name + " -> ";
-  std::string name = caller(first)->name;
-  diags.Report(DiagKind::Recursion, SpanAt(sources, cycle[first]->loc),
-               "`" + name + "` calls itself through a derivative (" + path +
-                   name +
-                   "); a @vjp rule cannot differentiate the function it is "
-                   "the rule for");
-  return true;
-}
-
-// The stages every command that compiles shares: check, lower, optimize.
-// Returns null after reporting diagnostics.
+// `dlc build` and `dlc run` share the stages up to optimized IR: check, then
+// the front half (compile/compile.h). `module` is null after diagnostics.
 struct Compiled {
   sema::CheckResult checked;
   std::unique_ptr<ir::Module> module;
 };
 
-Compiled Compile(const std::string& input, const CommonOptions& common,
-                 int opt_level, const OptimizerOptions& optimizer,
-                 llvm::SourceMgr& sources, DiagnosticEngine& diags,
-                 llvm::raw_ostream& err) {
+Compiled CheckAndCompile(const std::string& input, const CommonOptions& common,
+                         int opt_level, const OptimizerOptions& optimizer,
+                         DiagnosticEngine& diags, llvm::raw_ostream& err) {
   Compiled compiled;
   // 1. Read, parse and check the file and its imports.
   sema::CheckOptions check_options;
   check_options.stdlib_dirs = common.stdlib_dirs;
-  compiled.checked = sema::CheckFile(input, sources, diags, check_options);
+  compiled.checked =
+      sema::CheckFile(input, diags.sources(), diags, check_options);
   if (!compiled.checked.ok || diags.HasErrors()) return compiled;
-  // 2. Lower the typed AST to IR.
-  compiled.module = lower::LowerProgram(*compiled.checked.program, diags);
-  if (!compiled.module) return compiled;
-  // 3. Fill the derivative functions that grad, jvp and vjp asked for.
-  if (llvm::Error error = ad::Differentiate(*compiled.module)) {
-    diags.Report(DiagKind::NotSupportedYet, Span{},
-                 llvm::toString(std::move(error)));
-    compiled.module.reset();
-    return compiled;
-  }
-  if (ReportDerivativeCycle(*compiled.module, sources, diags)) {
-    compiled.module.reset();
-    return compiled;
-  }
-  // 4. The IR must be well formed before anything runs it.
-  std::vector<std::string> problems = ir::Verify(*compiled.module);
-  if (!problems.empty()) {
-    err << "dlc: internal compiler error: lowering produced invalid IR:\n";
-    for (const std::string& problem : problems) err << "  " << problem << "\n";
-    compiled.module.reset();
-    return compiled;
-  }
-  // 5. Optimize: inline, simplify, CSE, DCE, fusion (docs/internals/
-  //    passes.md). Printed IR and timings go to stderr.
-  transforms::PipelineOptions pipeline;
-  pipeline.opt_level = opt_level;
-  pipeline.print_after = optimizer.print_after;
-  pipeline.time_passes = optimizer.time_passes;
-  pipeline.verify_each |= optimizer.verify_each;
-  if (!transforms::RunPipeline(*compiled.module, pipeline, err, err))
-    compiled.module.reset();
+  // 2. Lower, differentiate, verify and optimize. Printed IR and timings go
+  //    to stderr.
+  compile::CompileOptions options;
+  options.pipeline.opt_level = opt_level;
+  options.pipeline.print_after = optimizer.print_after;
+  options.pipeline.time_passes = optimizer.time_passes;
+  options.pipeline.verify_each |= optimizer.verify_each;
+  options.pass_log = &err;
+  compiled.module = compile::Compile(*compiled.checked.program, diags, options);
   return compiled;
 }
 
@@ -302,8 +233,9 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
   llvm::SourceMgr sources;
   DiagnosticEngine diags(sources, err, options.common.diagnostics,
                          UseColor(options.common.color));
-  Compiled compiled = Compile(options.input, options.common, options.opt_level,
-                              options.optimizer, sources, diags, err);
+  Compiled compiled =
+      CheckAndCompile(options.input, options.common, options.opt_level,
+                      options.optimizer, diags, err);
   if (!compiled.module) return kExitCompileError;
   switch (options.emit) {
     case Emit::Ir: {
@@ -349,8 +281,9 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
   llvm::SourceMgr sources;
   DiagnosticEngine diags(sources, err, options.common.diagnostics,
                          UseColor(options.common.color));
-  Compiled compiled = Compile(options.input, options.common, options.opt_level,
-                              options.optimizer, sources, diags, err);
+  Compiled compiled =
+      CheckAndCompile(options.input, options.common, options.opt_level,
+                      options.optimizer, diags, err);
   if (!compiled.module) return kExitCompileError;
   if (!compiled.module->FindFunction("main")) {
     diags.Report(DiagKind::NoMain, Span{},

@@ -19,13 +19,11 @@
 #include <set>
 #include <tuple>
 
+#include "compiler/compile/compile.h"
 #include "compiler/diagnostics/diagnostics.h"
 #include "compiler/ir/interpreter.h"
-#include "compiler/ir/verifier.h"
-#include "compiler/lower/lower.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
-#include "compiler/transforms/ad/differentiate.h"
 
 namespace delta::driver {
 namespace {
@@ -249,8 +247,10 @@ std::optional<bool> FileTest::Run() {
   return failures_.empty();
 }
 
-// Checks, lowers and differentiates the file; returns whether the program
-// compiled (a file that expects errors passes or fails right here).
+// Checks the file and runs the front half without optimizing (the
+// interpreter and gradient checks see the IR as differentiated); returns
+// whether the program compiled (a file that expects errors passes or fails
+// right here).
 bool FileTest::CompileAndCheckDiagnostics() {
   llvm::raw_string_ostream diagnostic_stream(diagnostic_text_);
   DiagnosticEngine diags(sources_, diagnostic_stream, DiagFormat::Text,
@@ -270,28 +270,23 @@ bool FileTest::CompileAndCheckDiagnostics() {
       if (auto* fn = llvm::dyn_cast<ast::FnDecl>(decl);
           fn && checked_names.count(fn->name.name.str()))
         fn->is_export = true;
-    module_ = lower::LowerProgram(*checked.program, diags);
-    ok = module_ != nullptr;
-  }
-  if (ok) {
-    for (const GradcheckDirective& gradcheck : directives_.gradchecks) {
-      auto plan = PlanGradcheck(*module_, gradcheck.function, gradcheck.hvp);
-      if (!plan) {
-        Fail("gradcheck at line " + std::to_string(gradcheck.line) + ": " +
-             llvm::toString(plan.takeError()));
-        plans_.push_back(std::nullopt);
-      } else {
-        plans_.push_back(*plan);
+    compile::CompileOptions compile_options;
+    compile_options.optimize = false;
+    // The derivative functions of the gradient checks, for AD to fill.
+    compile_options.after_lower = [&](ir::Module& module) {
+      for (const GradcheckDirective& gradcheck : directives_.gradchecks) {
+        auto plan = PlanGradcheck(module, gradcheck.function, gradcheck.hvp);
+        if (!plan) {
+          Fail("gradcheck at line " + std::to_string(gradcheck.line) + ": " +
+               llvm::toString(plan.takeError()));
+          plans_.push_back(std::nullopt);
+        } else {
+          plans_.push_back(*plan);
+        }
       }
-    }
-    if (llvm::Error error = ad::Differentiate(*module_)) {
-      Fail("differentiation failed: " + llvm::toString(std::move(error)));
-      ok = false;
-    } else if (std::vector<std::string> problems = ir::Verify(*module_);
-               !problems.empty()) {
-      Fail("internal compiler error: invalid IR: " + problems.front());
-      ok = false;
-    }
+    };
+    module_ = compile::Compile(*checked.program, diags, compile_options);
+    ok = module_ != nullptr;
   }
   diagnostics_ = diags.emitted();
   CheckDiagnostics();

@@ -6,6 +6,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 
+#include "compiler/compile/compile.h"
 #include "compiler/sema/format_type.h"
 #include "compiler/sema/program.h"
 
@@ -297,6 +298,14 @@ Analysis::Analysis(std::string path, std::string text,
   options.stdlib_dirs.insert(options.stdlib_dirs.end(), stdlib_dirs.begin(),
                              stdlib_dirs.end());
   checked_ = sema::CheckSource(text_, path_, sources_, diags_, options);
+  // A checked program also goes through the front half, unoptimized, so that
+  // what lowering and differentiation reject shows in the editor as it does
+  // in `dlc run`.
+  if (checked_.program && checked_.ok && !diags_.HasErrors()) {
+    compile::CompileOptions compile_options;
+    compile_options.optimize = false;
+    compile::Compile(*checked_.program, diags_, compile_options);
+  }
   for (unsigned id = 1; id <= sources_.getNumBuffers(); ++id) {
     const llvm::MemoryBuffer* buffer = sources_.getMemoryBuffer(id);
     if (buffer->getBufferIdentifier() == path_) {

@@ -15,17 +15,14 @@
 #include <memory>
 
 #include "compiler/codegen/llvm/jit.h"
+#include "compiler/compile/compile.h"
 #include "compiler/diagnostics/diagnostics.h"
 #include "compiler/ir/interpreter.h"
 #include "compiler/ir/printer.h"
-#include "compiler/ir/verifier.h"
-#include "compiler/lower/lower.h"
 #include "compiler/sema/format_type.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
 #include "compiler/syntax/parse.h"
-#include "compiler/transforms/ad/differentiate.h"
-#include "compiler/transforms/pass_manager.h"
 
 namespace delta::repl {
 
@@ -103,26 +100,16 @@ std::unique_ptr<Compilation> Check(Layout layout,
   return compilation;
 }
 
-// Lowers, differentiates and optimizes a checked module, as `dlc run` does.
-bool Lower(Compilation& compilation, const SessionOptions& options,
-           llvm::raw_ostream& err) {
-  compilation.module =
-      lower::LowerProgram(*compilation.checked.program, compilation.diags);
-  if (!compilation.module || compilation.diags.HasErrors()) return false;
-  if (llvm::Error error = ad::Differentiate(*compilation.module)) {
-    compilation.diags.Report(DiagKind::NotSupportedYet, Span{},
-                             llvm::toString(std::move(error)));
-    return false;
-  }
-  std::vector<std::string> problems = ir::Verify(*compilation.module);
-  if (!problems.empty()) {
-    err << "dlc: internal compiler error: lowering produced invalid IR:\n";
-    for (const std::string& problem : problems) err << "  " << problem << "\n";
-    return false;
-  }
-  transforms::PipelineOptions pipeline;
-  pipeline.opt_level = options.opt_level;
-  return transforms::RunPipeline(*compilation.module, pipeline, err, err);
+// Lowers, differentiates and optimizes a checked module, as `dlc run` does;
+// errors are collected with the others.
+bool CompileToIr(Compilation& compilation, const SessionOptions& options,
+                 llvm::raw_ostream& err) {
+  compile::CompileOptions compile_options;
+  compile_options.pipeline.opt_level = options.opt_level;
+  compile_options.pass_log = &err;
+  compilation.module = compile::Compile(*compilation.checked.program,
+                                        compilation.diags, compile_options);
+  return compilation.module != nullptr;
 }
 
 // Re-emits the collected diagnostics with spans inside the input moved onto
@@ -380,7 +367,7 @@ bool Session::EvalExpr(llvm::StringRef input, bool run, bool print_ir) {
   suffix += "}\n";
   std::unique_ptr<Compilation> compiled =
       Check(Compose(definitions_, prefix, expr, suffix, kInputName), options_);
-  if (!compiled->ok() || !Lower(*compiled, options_, err_)) {
+  if (!compiled->ok() || !CompileToIr(*compiled, options_, err_)) {
     ReportDiagnostics(*compiled, options_, err_);
     return false;
   }
@@ -462,7 +449,7 @@ bool Session::AddDefinitions(llvm::StringRef input, const std::string& origin,
     std::string suffix = has_main ? "" : "fn main() {\n" + printer + "}\n";
     std::unique_ptr<Compilation> compiled =
         Check(Compose(kept, "", input, suffix, file_name), options_);
-    if (!compiled->ok() || !Lower(*compiled, options_, err_)) {
+    if (!compiled->ok() || !CompileToIr(*compiled, options_, err_)) {
       ReportDiagnostics(*compiled, options_, err_);
       return false;
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A recorded LSP session against `dlc lsp`: initialize, didOpen (with an
-error, then fixed by didChange), hover, definition, completion, shutdown and
-exit; every response is checked. Usage: check_lsp.py PATH/TO/dlc"""
+error, then fixed by didChange), hover, definition, completion, a change
+that AD rejects, shutdown and exit; every response is checked. Usage:
+check_lsp.py PATH/TO/dlc"""
 import json
 import os
 import subprocess
@@ -20,6 +21,12 @@ fn main() {
 }
 """
 BROKEN = DOC.replace("square(xs)", "squar(xs)")
+# Checks, but reverse mode cannot differentiate the reduction (E0508): the
+# front half runs too, and its error has the reduction's range.
+NOT_DIFFERENTIABLE = """dim n = 4;
+fn shifted(x: f32[n], w: f32) -> f32 { reduce(|a: f32, b: f32| a + b - w, w, x, n) }
+fn main() { print(grad(shifted, wrt: w)(for i in n { 1.0 }, 2.0)); }
+"""
 URI = "file:///tmp/delta_lsp_test/doc.dl"
 
 
@@ -73,6 +80,9 @@ def main():
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "feat));", 1)}},
         {"jsonrpc": "2.0", "id": 7, "method": "no/suchMethod", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange",
+         "params": {"textDocument": {"uri": URI, "version": 3},
+                    "contentChanges": [{"text": NOT_DIFFERENTIABLE}]}},
         {"jsonrpc": "2.0", "id": 8, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
@@ -95,12 +105,19 @@ def main():
     expect(caps.get("hoverProvider") and caps.get("definitionProvider")
            and "completionProvider" in caps, f"capabilities: {caps}")
     # As you type: the typo is reported at its range, then cleared.
-    expect(len(diagnostics) == 2, f"two publishDiagnostics: {diagnostics}")
+    expect(len(diagnostics) == 3, f"three publishDiagnostics: {diagnostics}")
     first = diagnostics[0]["diagnostics"]
     expect(len(first) >= 1 and "squar" in first[0]["message"]
            and first[0]["range"]["start"] == position_of(BROKEN, "squar(xs)")
            and first[0]["code"] == "E0201", f"typo diagnostic: {first}")
     expect(diagnostics[1]["diagnostics"] == [], "fixed text has no errors")
+    third = diagnostics[2]["diagnostics"] if len(diagnostics) > 2 else []
+    expect(len(third) == 1 and third[0]["code"] == "E0508"
+           and third[0]["range"]["start"]
+           == position_of(NOT_DIFFERENTIABLE, "reduce(")
+           and "reverse-mode AD cannot differentiate" in third[0]["message"]
+           and "doc.dl" not in third[0]["message"],
+           f"AD diagnostic: {third}")
     hover = by_id[2]["result"]["contents"]["value"]
     expect("xs: f32[feat, batch]" in hover or "xs: f32[batch, feat]" in hover,
            f"hover on xs: {hover}")

@@ -133,9 +133,10 @@ llvm::Error Differentiate(ir::Module& module) {
       progress = true;
     }
     if (!progress)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "internal: derivative functions depend on each other in a cycle");
+      return llvm::make_error<AdError>(
+          AdError::Kind::Internal, ir::Loc{},
+          "internal error: derivative functions depend on each other in a "
+          "cycle");
   }
 }
 

@@ -42,8 +42,8 @@ JvpRule JvpRuleOf(OpKind kind) {
 namespace {
 
 llvm::Error InternalError(const std::string& message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "internal error: forward mode: " + message);
+  return llvm::make_error<AdError>(AdError::Kind::Internal, ir::Loc{},
+                                   "internal error: forward mode: " + message);
 }
 
 bool HasFloatElem(const Value* value) { return ir::IsFloat(value->type.elem); }

@@ -6,6 +6,7 @@
 #include <llvm/Support/Error.h>
 
 #include "compiler/ir/ir.h"
+#include "compiler/transforms/ad/ad_error.h"
 
 namespace delta::ad {
 
@@ -31,8 +32,8 @@ void SetUpJvpSignature(const ir::Function& primal, ir::Function& jvp);
 // Fills the body of `jvp`, whose signature is SetUpJvpSignature's, with the
 // forward-mode derivative of `primal`. Called functions get derivative
 // functions `NAME.jvp` in the module (created once, then reused). Fails
-// (leaving `jvp` incomplete) only on IR it does not expect, an internal
-// error.
+// (leaving `jvp` incomplete) only on IR it does not expect, with an AdError
+// of kind Internal.
 llvm::Error BuildJvp(const ir::Function& primal, ir::Function& jvp);
 
 }  // namespace delta::ad

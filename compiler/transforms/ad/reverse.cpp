@@ -16,13 +16,9 @@ namespace delta::ad {
 namespace reverse {
 
 llvm::Error Unsupported(const Op& op, const std::string& what) {
-  std::string where;
-  if (op.loc.IsValid())
-    where = op.loc.file + ":" + std::to_string(op.loc.line) + ":" +
-            std::to_string(op.loc.column) + ": ";
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      where + "reverse-mode AD cannot differentiate " + what + " yet");
+  return llvm::make_error<AdError>(
+      AdError::Kind::Unsupported, op.loc,
+      "reverse-mode AD cannot differentiate " + what + " yet");
 }
 
 namespace {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compiler/ir/builder.h"
+#include "compiler/transforms/ad/ad_error.h"
 #include "compiler/transforms/rewrite.h"
 
 namespace delta::ad::reverse {
@@ -35,6 +36,7 @@ inline bool IsFloatValue(const Value* value) {
   return ir::IsFloat(value->type.elem);
 }
 
+// "reverse-mode AD cannot differentiate WHAT yet", an AdError at `op`.
 llvm::Error Unsupported(const Op& op, const std::string& what);
 
 // Values used inside `op`'s regions but defined outside them.
