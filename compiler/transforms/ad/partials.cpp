@@ -1,7 +1,7 @@
 // One rule per elementwise op: its partial derivatives at a point, applied
 // to the d_i that ApplyPartials is given (partials.h). ops.def marks which
 // ops have partials; the table at the end makes a missing rule a build
-// error, and op_rules_test.cpp checks each rule against finite differences
+// error, and agreement_test.cpp checks each rule against finite differences
 // and forward mode against reverse mode.
 #include "compiler/transforms/ad/partials.h"
 
