@@ -4,33 +4,15 @@
 namespace delta::lower {
 namespace {
 
+// The op of a DELTA_MATH_OP row of ops.def, which the builtin of the same
+// name lowers to.
 ir::OpKind UnaryKind(sema::Builtin builtin) {
-  using B = sema::Builtin;
   switch (builtin) {
-    case B::Exp:
-      return ir::OpKind::Exp;
-    case B::Log:
-      return ir::OpKind::Log;
-    case B::Sin:
-      return ir::OpKind::Sin;
-    case B::Cos:
-      return ir::OpKind::Cos;
-    case B::Tan:
-      return ir::OpKind::Tan;
-    case B::Tanh:
-      return ir::OpKind::Tanh;
-    case B::Sqrt:
-      return ir::OpKind::Sqrt;
-    case B::Abs:
-      return ir::OpKind::Abs;
-    case B::Floor:
-      return ir::OpKind::Floor;
-    case B::Ceil:
-      return ir::OpKind::Ceil;
-    case B::Sigmoid:
-      return ir::OpKind::Sigmoid;
-    case B::Relu:
-      return ir::OpKind::Relu;
+#define DELTA_MATH_OP(Name, ...) \
+  case sema::Builtin::Name:      \
+    return ir::OpKind::Name;
+#define DELTA_OP(...)
+#include "compiler/ir/ops.def"
     default:
       return ir::OpKind::Neg;
   }
@@ -80,18 +62,10 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
     return dims;
   };
   switch (builtin) {
-    case B::Exp:
-    case B::Log:
-    case B::Sin:
-    case B::Cos:
-    case B::Tan:
-    case B::Tanh:
-    case B::Sqrt:
-    case B::Abs:
-    case B::Floor:
-    case B::Ceil:
-    case B::Sigmoid:
-    case B::Relu: {
+#define DELTA_MATH_OP(Name, ...) case B::Name:
+#define DELTA_OP(...)
+#include "compiler/ir/ops.def"
+    {
       Leaves x = arg(0);
       SetLoc(call->span);
       Leaves result;

@@ -20,21 +20,13 @@ bool IsTransform(Builtin builtin) {
   }
 }
 
+// The builtins of ops.def's DELTA_MATH_OP rows.
 bool IsUnaryMath(Builtin builtin) {
   switch (builtin) {
-    case Builtin::Exp:
-    case Builtin::Log:
-    case Builtin::Sin:
-    case Builtin::Cos:
-    case Builtin::Tan:
-    case Builtin::Tanh:
-    case Builtin::Sqrt:
-    case Builtin::Abs:
-    case Builtin::Floor:
-    case Builtin::Ceil:
-    case Builtin::Sigmoid:
-    case Builtin::Relu:
-      return true;
+#define DELTA_MATH_OP(Name, ...) case Builtin::Name:
+#define DELTA_OP(...)
+#include "compiler/ir/ops.def"
+    return true;
     default:
       return false;
   }

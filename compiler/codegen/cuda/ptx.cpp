@@ -17,6 +17,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "compiler/codegen/llvm/target.h"
+#include "compiler/ir/ir.h"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -54,9 +55,14 @@ std::string DeviceMathName(llvm::Function& callee) {
     default:
       return "";
   }
+  // The ops that ops.def computes with libm, and frem's fmod.
+  std::vector<llvm::StringRef> bases = {"fmod"};
+#define DELTA_OP(Name, ...)                     \
+  if (ir::HasFlag(ir::OpKind::Name, ir::kLibm)) \
+    bases.push_back(ir::OpMnemonic(ir::OpKind::Name));
+#include "compiler/ir/ops.def"
   llvm::StringRef libm = callee.getName();
-  for (llvm::StringRef base :
-       {"tan", "tanh", "exp", "log", "sin", "cos", "pow", "fmod"})
+  for (llvm::StringRef base : bases)
     if (libm == base || libm == (base + "f").str()) return name(base);
   return "";
 }

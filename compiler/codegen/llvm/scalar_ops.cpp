@@ -136,9 +136,10 @@ llvm::Value* FunctionEmitter::EmitFastTanh(llvm::Value* x) {
 llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
   llvm::Type* type = x->getType();
   bool is_f32 = type->isFloatTy();
-  auto libm = [&](const char* f32_name, const char* f64_name) {
+  // The C math function `name`, or `name`f for f32.
+  auto libm = [&](llvm::StringRef name) {
     llvm::FunctionCallee callee = module_.module->getOrInsertFunction(
-        is_f32 ? f32_name : f64_name,
+        is_f32 ? (name + "f").str() : name.str(),
         llvm::FunctionType::get(type, {type}, false));
     auto* function = llvm::cast<llvm::Function>(callee.getCallee());
     function->addFnAttr(llvm::Attribute::NoUnwind);
@@ -157,11 +158,9 @@ llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
       return CallIntrinsic(llvm::Intrinsic::sin, x);
     case ir::OpKind::Cos:
       return CallIntrinsic(llvm::Intrinsic::cos, x);
-    case ir::OpKind::Tan:
-      return libm("tanf", "tan");
     case ir::OpKind::Tanh:
       if (module_.fast_math) return EmitFastTanh(x);
-      return libm("tanhf", "tanh");
+      return libm("tanh");
     case ir::OpKind::Sqrt:
       return CallIntrinsic(llvm::Intrinsic::sqrt, x);
     case ir::OpKind::Abs:
@@ -184,6 +183,8 @@ llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
     case ir::OpKind::StopGradient:
       return x;
     default:
+      // ops.def's kLibm ops without an LLVM intrinsic: tan, ...
+      if (ir::HasFlag(kind, ir::kLibm)) return libm(ir::OpMnemonic(kind));
       llvm::report_fatal_error("codegen: not a unary op: " +
                                ir::OpMnemonic(kind));
   }
