@@ -33,6 +33,33 @@ int32_t RuntimeElemKind(ir::ElemKind kind) {
   return DELTA_ELEM_I64;
 }
 
+llvm::Type* RegisterType(llvm::LLVMContext& context, ir::ElemKind kind) {
+  switch (kind) {
+    case ir::ElemKind::F32:
+      return llvm::Type::getFloatTy(context);
+    case ir::ElemKind::F64:
+      return llvm::Type::getDoubleTy(context);
+    case ir::ElemKind::I32:
+      return llvm::Type::getInt32Ty(context);
+    case ir::ElemKind::Bool:
+      return llvm::Type::getInt1Ty(context);
+    case ir::ElemKind::I64:
+    case ir::ElemKind::Index:
+      return llvm::Type::getInt64Ty(context);
+  }
+  return llvm::Type::getInt64Ty(context);
+}
+
+llvm::Type* MemoryType(llvm::LLVMContext& context, ir::ElemKind kind) {
+  return kind == ir::ElemKind::Bool ? llvm::Type::getInt8Ty(context)
+                                    : RegisterType(context, kind);
+}
+
+llvm::Type* ValueType(llvm::LLVMContext& context, const ir::Type& type) {
+  return type.IsScalar() ? RegisterType(context, type.elem)
+                         : llvm::PointerType::getUnqual(context);
+}
+
 namespace {
 
 void DeclareRuntime(ModuleContext& context) {
@@ -162,22 +189,6 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
   module_context.hooks = options.hooks;
   if (options.hooks != nullptr) options.hooks->BeginModule(module_context);
 
-  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
-  auto value_type = [&](const ir::Type& type) -> llvm::Type* {
-    if (!type.IsScalar()) return ptr;
-    switch (type.elem) {
-      case ir::ElemKind::F32:
-        return llvm::Type::getFloatTy(context);
-      case ir::ElemKind::F64:
-        return llvm::Type::getDoubleTy(context);
-      case ir::ElemKind::I32:
-        return llvm::Type::getInt32Ty(context);
-      case ir::ElemKind::Bool:
-        return llvm::Type::getInt1Ty(context);
-      default:
-        return llvm::Type::getInt64Ty(context);
-    }
-  };
   std::string cpu = llvm::sys::getHostCPUName().str();
   std::string features = machine->getTargetFeatureString().str();
   for (const auto& function : module.functions) {
@@ -185,10 +196,10 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
     for (size_t i = 0; i < function->size_params.size(); ++i)
       params.push_back(llvm::Type::getInt64Ty(context));
     for (const ir::Value* param : function->params)
-      params.push_back(value_type(param->type));
+      params.push_back(ValueType(context, param->type));
     std::vector<llvm::Type*> results;
     for (const ir::Type& type : function->result_types)
-      results.push_back(value_type(type));
+      results.push_back(ValueType(context, type));
     llvm::Type* result = results.empty() ? llvm::Type::getVoidTy(context)
                          : results.size() == 1
                              ? results[0]

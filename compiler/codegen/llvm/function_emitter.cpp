@@ -94,29 +94,15 @@ llvm::Value* FunctionEmitter::DimSize(const ir::Dim* dim) {
 }
 
 llvm::Type* FunctionEmitter::RegisterType(ir::ElemKind kind) {
-  switch (kind) {
-    case ir::ElemKind::F32:
-      return builder_.getFloatTy();
-    case ir::ElemKind::F64:
-      return builder_.getDoubleTy();
-    case ir::ElemKind::I32:
-      return builder_.getInt32Ty();
-    case ir::ElemKind::Bool:
-      return builder_.getInt1Ty();
-    case ir::ElemKind::I64:
-    case ir::ElemKind::Index:
-      return builder_.getInt64Ty();
-  }
-  return builder_.getInt64Ty();
+  return codegen::RegisterType(context_, kind);
 }
 
 llvm::Type* FunctionEmitter::MemoryType(ir::ElemKind kind) {
-  // A bool is one byte in memory (format.h, the C ABI), an i1 in registers.
-  return kind == ir::ElemKind::Bool ? builder_.getInt8Ty() : RegisterType(kind);
+  return codegen::MemoryType(context_, kind);
 }
 
 llvm::Type* FunctionEmitter::ValueType(const ir::Type& type) {
-  return type.IsScalar() ? RegisterType(type.elem) : builder_.getPtrTy();
+  return codegen::ValueType(context_, type);
 }
 
 int64_t FunctionEmitter::ElemBytes(ir::ElemKind kind) {
