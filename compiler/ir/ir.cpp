@@ -1,12 +1,10 @@
-// Basic IR utilities: op names, dim lists, value and dim creation.
+// Basic IR utilities: op names, value and dim creation.
 #include "compiler/ir/ir.h"
 
 #include <algorithm>
 
 namespace delta::ir {
 namespace {
-
-bool ByOrder(const Dim* a, const Dim* b) { return a->order < b->order; }
 
 const OpInfo kOpTable[] = {
 #define DELTA_OP(Name, mnemonic, Arity, Elements, Derivative, Flags)         \
@@ -55,44 +53,6 @@ llvm::StringRef ReduceName(ReduceKind kind) {
       return "argmin";
   }
   return "?";
-}
-
-DimList::DimList(std::initializer_list<const Dim*> dims) {
-  for (const Dim* dim : dims) Insert(dim);
-}
-
-DimList::DimList(llvm::ArrayRef<const Dim*> dims) {
-  for (const Dim* dim : dims) Insert(dim);
-}
-
-bool DimList::Contains(const Dim* dim) const { return IndexOf(dim) >= 0; }
-
-bool DimList::ContainsAll(const DimList& other) const {
-  return std::all_of(other.begin(), other.end(),
-                     [&](const Dim* dim) { return Contains(dim); });
-}
-
-int DimList::IndexOf(const Dim* dim) const {
-  auto it = std::find(dims_.begin(), dims_.end(), dim);
-  return it == dims_.end() ? -1 : static_cast<int>(it - dims_.begin());
-}
-
-void DimList::Insert(const Dim* dim) {
-  if (Contains(dim)) return;
-  dims_.insert(std::upper_bound(dims_.begin(), dims_.end(), dim, ByOrder), dim);
-}
-
-DimList DimList::Union(const DimList& other) const {
-  DimList result = *this;
-  for (const Dim* dim : other) result.Insert(dim);
-  return result;
-}
-
-DimList DimList::Minus(const DimList& other) const {
-  DimList result;
-  for (const Dim* dim : dims_)
-    if (!other.Contains(dim)) result.dims_.push_back(dim);
-  return result;
 }
 
 std::string TypeString(const Type& type) {

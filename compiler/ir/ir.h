@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/base/dim_set.h"
+
 namespace delta::ir {
 
 enum class OpKind {
@@ -81,30 +83,9 @@ struct Dim {
   Value* size = nullptr;
 };
 
-// A set of dims, sorted by canonical order.
-class DimList {
- public:
-  DimList() = default;
-  DimList(std::initializer_list<const Dim*> dims);
-  explicit DimList(llvm::ArrayRef<const Dim*> dims);
-  bool empty() const { return dims_.empty(); }
-  size_t size() const { return dims_.size(); }
-  const Dim* operator[](size_t i) const { return dims_[i]; }
-  auto begin() const { return dims_.begin(); }
-  auto end() const { return dims_.end(); }
-  bool Contains(const Dim* dim) const;
-  bool ContainsAll(const DimList& other) const;
-  // Position of `dim`, or -1.
-  int IndexOf(const Dim* dim) const;
-  void Insert(const Dim* dim);
-  DimList Union(const DimList& other) const;
-  DimList Minus(const DimList& other) const;
-  bool operator==(const DimList& other) const { return dims_ == other.dims_; }
-  bool operator!=(const DimList& other) const { return dims_ != other.dims_; }
-
- private:
-  std::vector<const Dim*> dims_;
-};
+// A set of dims, sorted by canonical order (the same set as sema's DimSet,
+// over the IR's dims).
+using DimList = SortedDimSet<Dim>;
 
 // Element kind over a set of dims. A scalar has no dims.
 struct Type {

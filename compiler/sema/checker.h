@@ -72,7 +72,7 @@ void CollectLocalDimNames(const ast::BlockExpr* block,
                           std::set<std::string>& names);
 
 // Leaf and value combinations shared by operators and builtins
-// (check_expr.cpp).
+// (check_operators.cpp).
 const Type* UnifyLeafKinds(Checker& checker, const Type* a, const Type* b);
 const Type* RequireFloatLeaf(Checker& checker, const Type* kind);
 const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
@@ -80,12 +80,16 @@ const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
 const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
                           const Type* b, Span span);
 
+// `base[i: k, ...]` (check_index.cpp).
+const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
+                           Context& context);
+
 class Checker {
  public:
   Checker(Program& program, DiagnosticEngine& diags,
           const CheckOptions& options);
 
-  // --- Modules and declarations (check_decls.cpp) --------------------------
+  // --- Modules (modules.cpp) and declarations (check_decls.cpp) ------------
   ModuleInfo* LoadModule(const std::string& path, bool is_main);
   ModuleInfo* LoadSource(llvm::StringRef text, llvm::StringRef name);
   void CheckFnSignature(FnInfo* fn);
@@ -124,7 +128,7 @@ class Checker {
   const Type* ResolveTypeExpr(ast::TypeExpr* type, const Scope* scope);
   const DimInfo* ResolveDimName(const ast::Ident& name, const Scope* scope);
 
-  // --- Expressions (check_expr.cpp) ----------------------------------------
+  // --- Expressions (check_expr.cpp, check_stmt.cpp) ------------------------
   const Type* CheckExpr(ast::Expr* expr, Context& context);
   const Type* CheckBlock(ast::BlockExpr* block, Context& context);
   void CheckStmt(ast::Stmt* stmt, Context& context);
@@ -170,7 +174,7 @@ class Checker {
   void CheckCustomVjp(FnInfo* rule, const ast::Attribute& attribute,
                       const Scope* scope);
 
-  // --- Helpers -------------------------------------------------------------
+  // --- Helpers (checker.cpp, constant_int.cpp) ----------------------------
   DiagBuilder Error(DiagKind kind, Span span, std::string message) {
     return diags_.Report(kind, span, std::move(message));
   }
@@ -213,7 +217,7 @@ class Checker {
   std::vector<const DimInfo*> DeclareSizeParams(
       const std::vector<ast::Ident>& names, Scope* scope);
   void CheckModuleLet(ast::LetDecl* decl, ModuleInfo* module);
-  void CheckRecursion(ModuleInfo* module);
+  void CheckRecursion(ModuleInfo* module);  // check_recursion.cpp
   ModuleInfo* ResolveImport(ast::ImportDecl* decl, ModuleInfo* importer);
 
   Program& program_;

@@ -1,64 +1,9 @@
-// Dim sets and the type factory.
+// Scalar kinds and the type factory.
 #include "compiler/sema/types.h"
 
 #include <algorithm>
 
 namespace delta::sema {
-namespace {
-
-bool ByOrder(const DimInfo* a, const DimInfo* b) { return a->order < b->order; }
-
-}  // namespace
-
-DimSet::DimSet(std::initializer_list<const DimInfo*> dims) {
-  for (const DimInfo* dim : dims) Insert(dim);
-}
-
-bool DimSet::Contains(const DimInfo* dim) const {
-  return std::find(dims_.begin(), dims_.end(), dim) != dims_.end();
-}
-
-bool DimSet::ContainsAll(const DimSet& other) const {
-  for (const DimInfo* dim : other)
-    if (!Contains(dim)) return false;
-  return true;
-}
-
-bool DimSet::Intersects(const DimSet& other) const {
-  for (const DimInfo* dim : other)
-    if (Contains(dim)) return true;
-  return false;
-}
-
-bool DimSet::Insert(const DimInfo* dim) {
-  if (Contains(dim)) return false;
-  dims_.insert(std::upper_bound(dims_.begin(), dims_.end(), dim, ByOrder), dim);
-  return true;
-}
-
-void DimSet::Erase(const DimInfo* dim) {
-  dims_.erase(std::remove(dims_.begin(), dims_.end(), dim), dims_.end());
-}
-
-DimSet DimSet::Union(const DimSet& other) const {
-  DimSet result = *this;
-  for (const DimInfo* dim : other) result.Insert(dim);
-  return result;
-}
-
-DimSet DimSet::Minus(const DimSet& other) const {
-  DimSet result;
-  for (const DimInfo* dim : dims_)
-    if (!other.Contains(dim)) result.dims_.push_back(dim);
-  return result;
-}
-
-DimSet DimSet::Intersect(const DimSet& other) const {
-  DimSet result;
-  for (const DimInfo* dim : dims_)
-    if (other.Contains(dim)) result.dims_.push_back(dim);
-  return result;
-}
 
 llvm::StringRef ScalarName(ScalarKind kind) {
   switch (kind) {

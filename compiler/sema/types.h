@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/base/dim_set.h"
 #include "compiler/base/span.h"
 
 namespace delta::ast {
@@ -38,31 +39,9 @@ struct DimInfo {
   const ModuleInfo* module = nullptr;    // where a module dim lives
 };
 
-// A set of dims, kept sorted by canonical order.
-class DimSet {
- public:
-  DimSet() = default;
-  DimSet(std::initializer_list<const DimInfo*> dims);
-
-  bool empty() const { return dims_.empty(); }
-  size_t size() const { return dims_.size(); }
-  auto begin() const { return dims_.begin(); }
-  auto end() const { return dims_.end(); }
-  bool Contains(const DimInfo* dim) const;
-  bool ContainsAll(const DimSet& other) const;
-  bool Intersects(const DimSet& other) const;
-  // Returns false (and leaves the set unchanged) if `dim` is present.
-  bool Insert(const DimInfo* dim);
-  void Erase(const DimInfo* dim);
-  DimSet Union(const DimSet& other) const;
-  DimSet Minus(const DimSet& other) const;
-  DimSet Intersect(const DimSet& other) const;
-  bool operator==(const DimSet& other) const { return dims_ == other.dims_; }
-  bool operator!=(const DimSet& other) const { return dims_ != other.dims_; }
-
- private:
-  llvm::SmallVector<const DimInfo*, 4> dims_;
-};
+// A set of dims, kept sorted by canonical order (lowering turns it into
+// the IR's DimList, the same set over the IR's dims).
+using DimSet = SortedDimSet<DimInfo>;
 
 enum class ScalarKind { F32, F64, I32, I64, Bool };
 

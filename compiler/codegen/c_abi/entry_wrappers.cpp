@@ -53,7 +53,6 @@ class WrapperEmitter {
              int dlpack);
   void Query(const AbiEntry& entry, llvm::Constant* descriptor);
   void ContextFunctions();
-  llvm::Type* ScalarType(ir::ElemKind elem);
   llvm::Function* Define(const std::string& name, llvm::Type* result,
                          llvm::ArrayRef<llvm::Type*> params);
   void Hide();
@@ -136,21 +135,6 @@ llvm::Constant* WrapperEmitter::Leaves(const std::vector<AbiLeaf>& leaves,
   return Global(llvm::ConstantArray::get(
                     llvm::ArrayType::get(leaf_type_, items.size()), items),
                 name);
-}
-
-llvm::Type* WrapperEmitter::ScalarType(ir::ElemKind elem) {
-  switch (elem) {
-    case ir::ElemKind::F32:
-      return llvm::Type::getFloatTy(context_);
-    case ir::ElemKind::F64:
-      return llvm::Type::getDoubleTy(context_);
-    case ir::ElemKind::I32:
-      return i32_;
-    case ir::ElemKind::Bool:
-      return llvm::Type::getInt1Ty(context_);
-    default:
-      return i64_;
-  }
 }
 
 llvm::Function* WrapperEmitter::Define(const std::string& name,
@@ -276,9 +260,10 @@ void WrapperEmitter::Entry(const AbiEntry& entry, llvm::Constant* descriptor,
                            const std::string& name, int dlpack) {
   std::vector<llvm::Type*> params = {ptr_};
   for (const CArg& arg : args)
-    params.push_back(arg.kind == CArg::Kind::Size      ? i64_
-                     : arg.kind == CArg::Kind::Pointer ? ptr_
-                                                       : ScalarType(arg.elem));
+    params.push_back(arg.kind == CArg::Kind::Size ? i64_
+                     : arg.kind == CArg::Kind::Pointer
+                         ? ptr_
+                         : codegen::RegisterType(context_, arg.elem));
   llvm::Function* function = Define(name, i32_, params);
   for (size_t i = 0; i < args.size(); ++i) {
     function->getArg(i + 1)->setName(args[i].name);

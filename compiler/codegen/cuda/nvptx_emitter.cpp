@@ -9,6 +9,7 @@
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "compiler/codegen/llvm/codegen.h"
 #include "compiler/codegen/llvm/emitter.h"
 
 namespace delta::cuda {
@@ -508,19 +509,9 @@ void KernelEmitter::EmitContractionKernel() {
 }
 
 llvm::Type* ParamType(llvm::LLVMContext& context, const ir::Value* value) {
+  // A captured scalar is passed as it is in memory (a bool as a byte).
   if (!value->type.IsScalar()) return llvm::PointerType::getUnqual(context);
-  switch (value->type.elem) {
-    case ir::ElemKind::F32:
-      return llvm::Type::getFloatTy(context);
-    case ir::ElemKind::F64:
-      return llvm::Type::getDoubleTy(context);
-    case ir::ElemKind::I32:
-      return llvm::Type::getInt32Ty(context);
-    case ir::ElemKind::Bool:
-      return llvm::Type::getInt8Ty(context);
-    default:
-      return llvm::Type::getInt64Ty(context);
-  }
+  return codegen::MemoryType(context, value->type.elem);
 }
 
 llvm::Function* CreateKernel(llvm::Module& module, const std::string& name,

@@ -27,6 +27,15 @@ struct CodegenOptions {
 // The runtime's DELTA_ELEM_* code (runtime/format.h) of an element kind.
 int32_t RuntimeElemKind(ir::ElemKind kind);
 
+// The one mapping of element kinds to LLVM types, for the CPU, CUDA and C
+// ABI code generators alike. In registers: float, double, i32, i1 for a
+// bool, i64 for i64 and index.
+llvm::Type* RegisterType(llvm::LLVMContext& context, ir::ElemKind kind);
+// In memory, where a bool is one byte (runtime/format.h, the C ABI).
+llvm::Type* MemoryType(llvm::LLVMContext& context, ir::ElemKind kind);
+// A value of `type`: an element in registers, or a pointer to an array.
+llvm::Type* ValueType(llvm::LLVMContext& context, const ir::Type& type);
+
 // The LLVM symbol of the Delta function `name` ("delta.NAME"), so that the
 // C `main` of an executable and the runtime never collide with user names.
 std::string LlvmFunctionName(llvm::StringRef name);

@@ -1,6 +1,8 @@
-// The per-function IR-to-LLVM emitter shared by codegen.cpp (functions,
-// control flow, calls, memory), array_ops.cpp (loop nests) and
-// scalar_ops.cpp (element math). Internal to the code generator.
+// The per-function IR-to-LLVM emitter, whose members are defined by topic
+// in function_emitter.cpp (values, memory, regions), control_flow.cpp,
+// io_ops.cpp, layout.cpp, array_ops.cpp and the files after it (loop
+// nests), and scalar_ops.cpp (element math). Internal to the code
+// generator.
 #pragma once
 
 #include <llvm/ADT/DenseMap.h>
@@ -161,7 +163,7 @@ class FunctionEmitter {
   };
   using Consumer = std::function<void(const std::vector<llvm::Value*>&)>;
 
-  // --- codegen.cpp: values, memory, blocks, control flow, calls ---
+  // --- function_emitter.cpp: values, memory, checks, regions ---
   llvm::Value* Allocate(const ir::Type& type);
   void Free(llvm::Value* data);
   llvm::Value* CopyArray(const ir::Type& type, llvm::Value* data);
@@ -192,18 +194,24 @@ class FunctionEmitter {
   // An owned copy of op.operands[i] for an op that takes ownership (loop
   // state): the buffer itself when this is its last use, else a copy.
   llvm::Value* TakeOperand(const ir::Op& op, size_t i);
+
+  // --- control_flow.cpp: counted loops, loop, while, if, calls ---
   // A counted loop; with `parallel_accesses`, its latch says that the
   // accesses in that group carry no dependence between iterations.
   void EmitFor(llvm::Value* lo, llvm::Value* hi,
                const std::function<void(llvm::Value*)>& body,
                llvm::MDNode* parallel_accesses = nullptr);
   void EmitLoop(const ir::Op& op);
+  // Which stacked outputs of a loop its body writes in place (Note [Scan
+  // outputs in place]).
+  std::vector<bool> StackedInPlace(const ir::Op& loop);
   void EmitWhile(const ir::Op& op);
   void EmitIf(const ir::Op& op);
   void EmitCall(const ir::Op& op);
+
+  // --- io_ops.cpp: print and .npy files ---
   void EmitPrint(const ir::Op& op);
   void EmitNpy(const ir::Op& op);
-  void EmitReturn(const ir::Op& op);
 
   // --- layout.cpp: Note [Physical layout] ---
   // `dims` in memory order, outermost first: the order loop nests run in.
@@ -225,7 +233,7 @@ class FunctionEmitter {
   llvm::Value* CanonicalTemporary(const ir::Type& type, llvm::Value* data,
                                   std::vector<llvm::Value*>& temporaries);
 
-  // --- array_ops.cpp: loop nests over dims ---
+  // --- array_ops.cpp: views, element access and loop nests ---
   // The array in memory order, or in canonical order if `canonical`.
   ArrayView View(const ir::Type& type, llvm::Value* data,
                  bool canonical = false);
@@ -287,6 +295,8 @@ class FunctionEmitter {
                                llvm::Value* blocks);
   // The bytes of an array of `type`.
   llvm::Value* TypeBytes(const ir::Type& type);
+
+  // --- array_ops.cpp (continued): result buffers, the simplest ops ---
   // An array of `type` whose element at each point is `element()`: a fresh
   // buffer, or `into` (which must have room for it).
   llvm::Value* EmitTabulate(const ir::Type& type,
@@ -302,12 +312,18 @@ class FunctionEmitter {
   // place]), or null.
   llvm::Value* Destination(const ir::Value* result) const;
   void EmitElementwise(const ir::Op& op);
+  void EmitBroadcast(const ir::Op& op);
+  void EmitRename(const ir::Op& op);
+
+  // --- map_op.cpp: maps, Note [One-hot dims] ---
   void EmitMap(const ir::Op& op);
   ir::DimList UnrolledMapDims(const ir::Op& op);
-  // Which stacked outputs of a loop its body writes in place (Note [Scan
-  // outputs in place]).
-  std::vector<bool> StackedInPlace(const ir::Op& loop);
+
+  // --- reduce_ops.cpp: reductions and cumsum ---
   void EmitReduce(const ir::Op& op);
+  void EmitArgReduce(const ir::Op& op);
+  void EmitReduceCustom(const ir::Op& op);
+  void EmitCumsum(const ir::Op& op);
   // contraction.cpp: a reduce.sum of a product as matrix-product calls;
   // false if `op` is not one.
   bool EmitContraction(const ir::Op& op);
@@ -316,17 +332,14 @@ class FunctionEmitter {
   void EmitBatchedProducts(llvm::ArrayRef<const ir::Dim*> batch, Coords& coords,
                            llvm::Value* m, llvm::Value* n, llvm::Value* k,
                            const std::function<void()>& product);
-  void EmitArgReduce(const ir::Op& op);
-  void EmitReduceCustom(const ir::Op& op);
-  void EmitCumsum(const ir::Op& op);
+
+  // --- index_ops.cpp: gather, scatter_add, to_index, iota ---
   void EmitGather(const ir::Op& op);
   void EmitScatterAdd(const ir::Op& op);
   // Checks 0 <= index < size(dim), as indices made by an unchecked convert
   // may be out of range.
   void EmitIndexCheck(llvm::Value* index, const ir::Dim* dim,
                       const ir::Loc& loc);
-  void EmitBroadcast(const ir::Op& op);
-  void EmitRename(const ir::Op& op);
   void EmitToIndex(const ir::Op& op);
   void EmitIota(const ir::Op& op);
 

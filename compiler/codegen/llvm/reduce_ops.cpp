@@ -1,0 +1,248 @@
+// Reductions as loop nests: reduce (sums, products, extrema; see Note
+// [Reduction loop order]), argmax and argmin, reductions with a custom
+// combining region, and cumsum. Sums of products that the matrix kernel
+// runs are in contraction.cpp.
+#include "compiler/codegen/llvm/emitter.h"
+
+namespace delta::codegen {
+
+// See Note [Reduction loop order] in docs/internals/codegen.md.
+void FunctionEmitter::EmitReduce(const ir::Op& op) {
+  if (EmitContraction(op)) return;
+  const ir::Type& type = op.results[0]->type;
+  ir::ElemKind elem = type.elem;
+  ir::DimList reduced(op.dims);
+  ir::DimList all = type.dims.Union(reduced);
+  std::vector<const ir::Dim*> all_dims(all.begin(), all.end());
+  Operand operand;
+  if (op.regions.empty()) operand = Prepare(op.operands[0]);
+  auto element = [&](Coords& coords) -> llvm::Value* {
+    if (op.regions.empty()) return Read(operand, coords);
+    std::vector<llvm::Value*> args;
+    for (const ir::Dim* dim : all_dims) args.push_back(coords[dim]);
+    return EmitRegionValues(*op.region(0), args,
+                            std::vector<bool>(args.size(), false))[0];
+  };
+  // The innermost reduced dims accumulate in a register; the outer ones,
+  // if any, accumulate into the result in memory.
+  std::vector<const ir::Dim*> loop_dims = LoopOrder(all);
+  size_t split = loop_dims.size();
+  while (split > 0 && reduced.Contains(loop_dims[split - 1])) --split;
+  llvm::ArrayRef<const ir::Dim*> outer(loop_dims.data(), split);
+  llvm::ArrayRef<const ir::Dim*> inner(loop_dims.data() + split,
+                                       loop_dims.size() - split);
+  bool outer_reduces = false;
+  for (const ir::Dim* dim : outer) outer_reduces |= reduced.Contains(dim);
+
+  llvm::AllocaInst* acc = EntryAlloca(RegisterType(elem), "acc");
+  auto accumulate = [&](Coords& coords) {
+    EmitLoopNest(inner, coords, [&] {
+      llvm::Value* x = element(coords);
+      llvm::Value* old = builder_.CreateLoad(acc->getAllocatedType(), acc);
+      llvm::Value* next = ReduceCombine(op.reduce, elem, old, x);
+      // At -O3 a float sum may be reassociated, so that the vectorizer can
+      // split it into vector lanes (results change in the last bits).
+      if (auto* add = llvm::dyn_cast<llvm::Instruction>(next);
+          add != nullptr && module_.fast_math &&
+          llvm::isa<llvm::FPMathOperator>(add))
+        add->setHasAllowReassoc(true);
+      builder_.CreateStore(next, acc);
+    });
+  };
+  Coords coords;
+  if (type.IsScalar()) {
+    builder_.CreateStore(ReduceIdentity(op.reduce, elem), acc);
+    accumulate(coords);
+    Set(op.results[0], builder_.CreateLoad(acc->getAllocatedType(), acc));
+    return;
+  }
+  llvm::Value* result = Destination(op.results[0]);
+  if (result == nullptr) result = Allocate(type);
+  ArrayView view = View(type, result);
+  std::vector<const ir::Dim*> result_dims = LoopOrder(type.dims);
+  if (outer_reduces) {
+    EmitLoopNest(result_dims, coords, [&] {
+      StoreElement(view, coords, ReduceIdentity(op.reduce, elem));
+    });
+  }
+  auto reduce_point = [&] {
+    builder_.CreateStore(outer_reduces ? LoadElement(view, coords)
+                                       : ReduceIdentity(op.reduce, elem),
+                         acc);
+    accumulate(coords);
+    StoreElement(view, coords,
+                 builder_.CreateLoad(acc->getAllocatedType(), acc));
+  };
+  // Result points are independent unless an outer loop reduces too.
+  if (outer_reduces)
+    EmitLoopNest(outer, coords, reduce_point);
+  else
+    EmitParallelNest(outer, coords, ElementCount(all), reduce_point);
+  Set(op.results[0], result);
+}
+
+void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
+  const ir::Type& type = op.results[0]->type;
+  const ir::Dim* dim = op.dims[0];
+  bool is_max = op.reduce == ir::ReduceKind::Argmax;
+  ir::ElemKind elem = op.regions.empty()
+                          ? op.operands[0]->type.elem
+                          : op.region(0)->terminator()->operands[0]->type.elem;
+  ir::DimList all = type.dims.Union(ir::DimList{dim});
+  std::vector<const ir::Dim*> all_dims(all.begin(), all.end());
+  Operand operand;
+  if (op.regions.empty()) operand = Prepare(op.operands[0]);
+  // An empty dim has no arg-extremum (unless there is nothing to compute).
+  llvm::Value* empty = builder_.CreateAnd(
+      builder_.CreateICmpEQ(DimSize(dim), builder_.getInt64(0)),
+      builder_.CreateICmpNE(ElementCount(type.dims), builder_.getInt64(0)));
+  EmitCheck(
+      builder_.CreateNot(empty), op.loc,
+      ir::ReduceName(op.reduce).str() + " over the empty dim " + dim->name);
+  llvm::AllocaInst* best = EntryAlloca(RegisterType(elem), "best");
+  llvm::AllocaInst* best_index = EntryAlloca(builder_.getInt64Ty(), "argbest");
+  // Loops over the result dims, then over `dim` in increasing order, so
+  // that ties keep the lowest index.
+  Set(op.results[0], EmitTabulate(type, [&](Coords& coords) -> llvm::Value* {
+        builder_.CreateStore(
+            ReduceIdentity(is_max ? ir::ReduceKind::Max : ir::ReduceKind::Min,
+                           elem),
+            best);
+        builder_.CreateStore(builder_.getInt64(0), best_index);
+        EmitLoopNest({dim}, coords, [&] {
+          llvm::Value* x;
+          if (op.regions.empty()) {
+            x = Read(operand, coords);
+          } else {
+            std::vector<llvm::Value*> args;
+            for (const ir::Dim* d : all_dims) args.push_back(coords[d]);
+            x = EmitRegionValues(*op.region(0), args,
+                                 std::vector<bool>(args.size(), false))[0];
+          }
+          llvm::Value* old =
+              builder_.CreateLoad(best->getAllocatedType(), best);
+          llvm::Value* better;
+          if (ir::IsFloat(elem)) {
+            better = is_max ? builder_.CreateFCmpOGT(x, old)
+                            : builder_.CreateFCmpOLT(x, old);
+            // The first NaN wins: max and min propagate NaN.
+            better = builder_.CreateOr(
+                better, builder_.CreateAnd(builder_.CreateFCmpUNO(x, x),
+                                           builder_.CreateFCmpORD(old, old)));
+          } else if (elem == ir::ElemKind::Bool) {
+            better = is_max ? builder_.CreateICmpUGT(x, old)
+                            : builder_.CreateICmpULT(x, old);
+          } else {
+            better = is_max ? builder_.CreateICmpSGT(x, old)
+                            : builder_.CreateICmpSLT(x, old);
+          }
+          builder_.CreateStore(builder_.CreateSelect(better, x, old), best);
+          llvm::Value* old_index =
+              builder_.CreateLoad(builder_.getInt64Ty(), best_index);
+          builder_.CreateStore(
+              builder_.CreateSelect(better, coords[dim], old_index),
+              best_index);
+        });
+        return builder_.CreateLoad(builder_.getInt64Ty(), best_index);
+      }));
+}
+
+void FunctionEmitter::EmitReduceCustom(const ir::Op& op) {
+  const ir::Type& type = op.results[0]->type;
+  const ir::Dim* dim = op.dims[0];
+  const ir::Block& body = *op.region(0);
+  const ir::Type& acc_type = body.args[0]->type;
+  const ir::Type& elem_type = body.args[1]->type;
+  Operand init = Prepare(op.operands[0]);
+  Operand x = Prepare(op.operands[1]);
+  if (acc_type.IsScalar() && elem_type.IsScalar()) {
+    // Element by element: the region combines scalars.
+    llvm::AllocaInst* acc = EntryAlloca(RegisterType(type.elem), "acc");
+    Set(op.results[0], EmitTabulate(type, [&](Coords& coords) -> llvm::Value* {
+          builder_.CreateStore(Read(init, coords), acc);
+          EmitLoopNest({dim}, coords, [&] {
+            llvm::Value* old =
+                builder_.CreateLoad(acc->getAllocatedType(), acc);
+            llvm::Value* next = EmitRegionValues(body, {old, Read(x, coords)},
+                                                 {false, false})[0];
+            builder_.CreateStore(next, acc);
+          });
+          return builder_.CreateLoad(acc->getAllocatedType(), acc);
+        }));
+    return;
+  }
+  // The region combines arrays: at each point of the result's other dims,
+  // fold the slices of x along `dim` into a copy of init's slice.
+  auto slice = [&](const ir::Type& slice_type, const Operand& from,
+                   const Coords& at) -> llvm::Value* {
+    if (slice_type.IsScalar()) return Read(from, at);
+    llvm::Value* data = Allocate(slice_type);
+    ArrayView view = View(slice_type, data);
+    Coords coords = at;
+    std::vector<const ir::Dim*> dims = LoopOrder(slice_type.dims);
+    EmitLoopNest(dims, coords,
+                 [&] { StoreElement(view, coords, Read(from, coords)); });
+    return data;
+  };
+  llvm::Value* result = type.IsScalar() ? nullptr : Allocate(type);
+  ArrayView view;
+  if (result != nullptr) view = View(type, result);
+  llvm::AllocaInst* acc = EntryAlloca(ValueType(acc_type), "acc");
+  std::vector<bool> owned = {!acc_type.IsScalar(), !elem_type.IsScalar()};
+  ir::DimList outer = type.dims.Minus(acc_type.dims);
+  std::vector<const ir::Dim*> outer_dims(outer.begin(), outer.end());
+  Coords coords;
+  EmitLoopNest(outer_dims, coords, [&] {
+    builder_.CreateStore(slice(acc_type, init, coords), acc);
+    EmitFor(builder_.getInt64(0), DimSize(dim), [&](llvm::Value* k) {
+      Coords at = coords;
+      at[dim] = k;
+      llvm::Value* b = slice(elem_type, x, at);
+      llvm::Value* a = builder_.CreateLoad(acc->getAllocatedType(), acc);
+      EmitRegion(body, {a, b}, owned, YieldMode::Transfer,
+                 [&](const std::vector<llvm::Value*>& values) {
+                   builder_.CreateStore(values[0], acc);
+                 });
+    });
+    llvm::Value* folded = builder_.CreateLoad(acc->getAllocatedType(), acc);
+    if (acc_type.IsScalar()) {
+      // A scalar result is read from `acc` after the nest.
+      if (result != nullptr) StoreElement(view, coords, folded);
+      return;
+    }
+    ArrayView piece = View(acc_type, folded);
+    Coords inner = coords;
+    std::vector<const ir::Dim*> dims = LoopOrder(acc_type.dims);
+    EmitLoopNest(dims, inner,
+                 [&] { StoreElement(view, inner, LoadElement(piece, inner)); });
+    Free(folded);
+  });
+  Set(op.results[0], result != nullptr
+                         ? result
+                         : builder_.CreateLoad(acc->getAllocatedType(), acc));
+}
+
+void FunctionEmitter::EmitCumsum(const ir::Op& op) {
+  const ir::Type& type = op.results[0]->type;
+  const ir::Dim* dim = op.dims[0];
+  Operand x = Prepare(op.operands[0]);
+  llvm::Value* result = Allocate(type);
+  ArrayView view = View(type, result);
+  std::vector<const ir::Dim*> dims = LoopOrder(type.dims);
+  Coords coords;
+  EmitLoopNest(dims, coords, [&] {
+    llvm::Value* value = Read(x, coords);
+    llvm::Value* k = coords[dim];
+    // Add the previous prefix (in the result already) unless k == 0.
+    llvm::Value* has_previous = builder_.CreateICmpSGT(k, builder_.getInt64(0));
+    Coords previous = coords;
+    previous[dim] = builder_.CreateSelect(
+        has_previous, builder_.CreateSub(k, builder_.getInt64(1)), k);
+    llvm::Value* sum = ReduceCombine(ir::ReduceKind::Sum, type.elem,
+                                     LoadElement(view, previous), value);
+    StoreElement(view, coords, builder_.CreateSelect(has_previous, sum, value));
+  });
+  Set(op.results[0], result);
+}
+
+}  // namespace delta::codegen

@@ -1,0 +1,123 @@
+// Type checking of blocks, statements and patterns: let bindings with
+// their annotations, dim declarations, and where a block's dims end.
+#include <llvm/ADT/STLExtras.h>
+
+#include "compiler/sema/checker.h"
+
+namespace delta::sema {
+
+const Type* Checker::CheckBlock(ast::BlockExpr* block, Context& context) {
+  Context inner = context;
+  for (ast::Stmt* stmt : block->stmts) CheckStmt(stmt, inner);
+  const Type* type = types().Unit();
+  if (block->result) type = CheckExpr(block->result, inner);
+  // A dim declared in this block ends with it; its value cannot keep it.
+  DimSet result_dims = AllDims(Resolve(type));
+  for (ast::Stmt* stmt : block->stmts) {
+    auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt);
+    if (dim && dim->symbol && result_dims.Contains(dim->symbol->dim)) {
+      Error(DiagKind::DimEscapes, block->result->span,
+            "this value has dim `" + dim->name.name.str() +
+                "`, which is declared inside the block and ends with it; "
+                "reduce over it, or declare the dim outside")
+          .Note(dim->name.span, "declared here");
+      type = types().Error();
+      break;
+    }
+  }
+  block->type = type;
+  Record(&block->type);
+  return type;
+}
+
+void Checker::BindPattern(ast::Pattern* pattern, const Type* type,
+                          Context& context) {
+  type = Resolve(type);
+  pattern->type = type;
+  Record(&pattern->type);
+  switch (pattern->kind) {
+    case ast::Pattern::Kind::Wildcard:
+      return;
+    case ast::Pattern::Kind::Name: {
+      Symbol* symbol = NewSymbol(Symbol::Kind::Value, pattern->name.name,
+                                 pattern->name.span);
+      symbol->type = type;
+      Record(&symbol->type);
+      pattern->symbol = symbol;
+      context.scope = Bind(context.scope, symbol, context);
+      return;
+    }
+    case ast::Pattern::Kind::Tuple: {
+      if (!type->IsError() &&
+          (type->kind != Type::Kind::Tuple ||
+           type->elements.size() != pattern->elements.size())) {
+        Error(DiagKind::PatternMismatch, pattern->span,
+              "this pattern has " + std::to_string(pattern->elements.size()) +
+                  " element(s) but the value has type " + TypeString(type));
+        type = types().Error();
+      }
+      for (size_t i = 0; i < pattern->elements.size(); ++i)
+        BindPattern(pattern->elements[i],
+                    type->IsError() ? type : type->elements[i], context);
+      return;
+    }
+  }
+}
+
+void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
+  LitVarId first = StatementStart();
+  if (auto* let = llvm::dyn_cast<ast::LetStmt>(stmt)) {
+    const Type* type = CheckExpr(let->value, context);
+    if (let->annotation) {
+      const Type* annotated = ResolveTypeExpr(let->annotation, context.scope);
+      Expect(annotated, type, let->value->span, "", let->value);
+      type = annotated;
+    }
+    EndStatement(first);
+    BindPattern(let->pattern, type, context);
+    return;
+  }
+  if (auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt)) {
+    std::optional<int64_t> constant;
+    auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
+    const Symbol* named =
+        name ? context.scope->Lookup(name->name.name) : nullptr;
+    if (named && named->kind == Symbol::Kind::Dim) {
+      name->symbol = const_cast<Symbol*>(named);
+      name->type = types().Scalar(ScalarKind::I64);
+      constant = named->dim->constant_size;
+    } else {
+      Expect(types().Scalar(ScalarKind::I64), CheckExpr(dim->size, context),
+             dim->size->span, "a dim size is an i64");
+      constant = ConstantInt(dim->size, context.scope);
+    }
+    EndStatement(first);
+    if (const Symbol* existing = context.scope->Lookup(dim->name.name);
+        existing && existing->kind != Symbol::Kind::Builtin) {
+      Error(DiagKind::DimReusesName, dim->name.span,
+            "dim `" + dim->name.name.str() +
+                "` reuses a name that is already visible")
+          .Note(existing->span,
+                "`" + dim->name.name.str() + "` is declared here");
+      return;
+    }
+    DimInfo info;
+    info.kind = DimInfo::Kind::Local;
+    info.name = dim->name.name;
+    info.span = dim->name.span;
+    if (constant && *constant >= 0) info.constant_size = constant;
+    Symbol* symbol =
+        NewSymbol(Symbol::Kind::Dim, dim->name.name, dim->name.span);
+    symbol->dim = types().NewDim(info);
+    dim->symbol = symbol;
+    Scope* scope = NewScope(context.scope);
+    scope->Add(symbol);
+    context.scope = scope;
+    return;
+  }
+  auto* expr_stmt = llvm::cast<ast::ExprStmt>(stmt);
+  CheckExpr(expr_stmt->expr, context);
+  EndStatement(first);
+}
+
+}  // namespace delta::sema
