@@ -4,7 +4,8 @@
 1. The TextMate grammar (editors/vscode/syntaxes/delta.tmLanguage.json) is
    well-formed JSON, every include resolves and every regex compiles.
 2. Its keyword and builtin lists are exactly the lexer's keywords
-   (compiler/syntax/lexer.h) and the builtins of compiler/sema/builtins.def;
+   (compiler/syntax/lexer.h) and the builtins of compiler/sema/builtins.def
+   (with the math builtins it takes from compiler/ir/ops.def);
    the Vim syntax and the Emacs mode name every one of them too.
 3. A small TextMate tokenizer (first match wins, begin/end rules nest, as
    in VS Code) runs the grammar over every .dl file of lang-tests/,
@@ -35,8 +36,11 @@ def compiler_keywords():
 
 
 def compiler_builtins():
+    """builtins.def's rows and the math builtins it takes from ops.def."""
     text = (ROOT / "compiler/sema/builtins.def").read_text()
-    return set(re.findall(r"^DELTA_BUILTIN\(\w+,\s*\"(\w+)\"\)", text, re.M))
+    ops = (ROOT / "compiler/ir/ops.def").read_text()
+    return set(re.findall(r"^DELTA_BUILTIN\(\w+,\s*\"(\w+)\"\)", text, re.M)) | set(
+        re.findall(r"^DELTA_MATH_OP\(\w+,\s*\"(\w+)\"", ops, re.M))
 
 
 def alternatives(regex):
