@@ -75,6 +75,8 @@ T FloatUnary(OpKind kind, T x) {
       return std::exp(x);
     case OpKind::Log:
       return std::log(x);
+    case OpKind::Log1p:
+      return std::log1p(x);
     case OpKind::Sin:
       return std::sin(x);
     case OpKind::Cos:

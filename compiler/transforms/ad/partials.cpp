@@ -69,6 +69,11 @@ void PartialsExp(Rule& r) { r.Set(0, r.Mul(r.d(0), r.y())); }
 // y = log(a)         d / a
 void PartialsLog(Rule& r) { r.Set(0, r.Div(r.d(0), r.x(0))); }
 
+// y = log1p(a)       d / (1 + a)
+void PartialsLog1p(Rule& r) {
+  if (r.d(0)) r.Set(0, r.Div(r.d(0), r.Add(r.Const(r.x(0), 1), r.x(0))));
+}
+
 // y = sin(a)         d * cos(a)
 void PartialsSin(Rule& r) {
   if (r.d(0)) r.Set(0, r.Mul(r.d(0), r.Math(OpKind::Cos, r.x(0))));
