@@ -1,6 +1,6 @@
 // Executes IR op by op on dense tensors, with the semantics of ops.def and
 // docs/internals/ir.md; see docs/internals/interpreter.md for the design.
-#include "compiler/ir/interpreter.h"
+#include "compiler/codegen/interpreter/interpreter.h"
 
 #include <llvm/ADT/DenseMap.h>
 
@@ -15,7 +15,22 @@
 #include "runtime/format.h"
 #include "runtime/npy.h"
 
-namespace delta::ir {
+namespace delta::interpreter {
+
+using ir::Block;
+using ir::Dim;
+using ir::DimList;
+using ir::ElemKind;
+using ir::Function;
+using ir::Loc;
+using ir::Module;
+using ir::Op;
+using ir::OpKind;
+using ir::PrintItem;
+using ir::ReduceKind;
+using ir::Type;
+using ir::Value;
+
 namespace {
 
 using llvm::Error;
@@ -1448,4 +1463,4 @@ Error RunMain(const Module& module, llvm::raw_ostream& out) {
   return Error::success();
 }
 
-}  // namespace delta::ir
+}  // namespace delta::interpreter

@@ -1,7 +1,7 @@
 // Unit tests of the IR interpreter and of the §7 value printer, on small
 // modules built by hand.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include "compiler/ir/interpreter.h"
+#include "compiler/codegen/interpreter/interpreter.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -17,6 +17,7 @@
 #include "runtime/format.h"
 
 using namespace delta::ir;
+using namespace delta::interpreter;
 
 namespace {
 
