@@ -7,6 +7,39 @@
 #include "compiler/ir/scalar_eval.h"
 
 namespace delta::interpreter {
+namespace {
+
+// The index arrays of a gather or scatter_add, each spread over the points
+// walked, with the stride and the size of the dim it selects.
+struct IndexArrays {
+  std::vector<Tensor> indices;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> sizes;
+
+  void Add(Tensor index, int64_t stride, int64_t size) {
+    indices.push_back(std::move(index));
+    strides.push_back(stride);
+    sizes.push_back(size);
+  }
+
+  // `offset` moved to the positions the indices hold at `element`. Indices
+  // made by an unchecked convert may be out of range.
+  Expected<int64_t> Offset(int64_t offset, int64_t element,
+                           const Loc& loc) const {
+    for (size_t k = 0; k < indices.size(); ++k) {
+      int64_t position = indices[k].ints[element];
+      if (position < 0 || position >= sizes[k])
+        return LocatedError(loc, "index " + std::to_string(position) +
+                                     " is out of range for dim " +
+                                     indices[k].index_dim->name + " of size " +
+                                     std::to_string(sizes[k]));
+      offset += position * strides[k];
+    }
+    return offset;
+  }
+};
+
+}  // namespace
 
 Error Evaluator::RunGather(const Op& op) {
   if (op.operands.empty() || op.results.size() != 1)
@@ -17,9 +50,7 @@ Error Evaluator::RunGather(const Op& op) {
   if (!result) return result.takeError();
   std::vector<int64_t> x_strides = StridesOf(x.shape);
   // Each index array, broadcast to the result's dims, and where it reads x.
-  std::vector<Tensor> indices;
-  std::vector<int64_t> index_strides;
-  std::vector<int64_t> index_sizes;
+  IndexArrays indices;
   std::vector<bool> indexed(x.dims.size());
   for (size_t k = 1; k < op.operands.size(); ++k) {
     const Tensor& index = Get(op.operands[k]);
@@ -30,9 +61,7 @@ Error Evaluator::RunGather(const Op& op) {
     Expected<Tensor> spread =
         ExtractAs(index, op.operands[k]->type.WithDims(type.dims), op.loc);
     if (!spread) return spread.takeError();
-    indices.push_back(std::move(*spread));
-    index_strides.push_back(x_strides[p]);
-    index_sizes.push_back(x.shape[p]);
+    indices.Add(std::move(*spread), x_strides[p], x.shape[p]);
   }
   // The dims of x that are not indexed are read at the result's coordinates.
   std::vector<int64_t> strides(type.dims.size(), 0);
@@ -46,19 +75,9 @@ Error Evaluator::RunGather(const Op& op) {
   }
   int64_t element = 0;
   for (Walk walk(result->shape, strides); !walk.done(); walk.Next()) {
-    int64_t offset = walk.offset();
-    for (size_t k = 0; k < indices.size(); ++k) {
-      int64_t position = indices[k].ints[element];
-      // Indices made by an unchecked convert may be out of range.
-      if (position < 0 || position >= index_sizes[k])
-        return LocatedError(op.loc, "index " + std::to_string(position) +
-                                        " is out of range for dim " +
-                                        indices[k].index_dim->name +
-                                        " of size " +
-                                        std::to_string(index_sizes[k]));
-      offset += position * index_strides[k];
-    }
-    CopyElement(*result, element++, x, offset);
+    Expected<int64_t> offset = indices.Offset(walk.offset(), element, op.loc);
+    if (!offset) return offset.takeError();
+    CopyElement(*result, element++, x, *offset);
   }
   return SetResults(op, {std::move(*result)});
 }
@@ -92,17 +111,13 @@ Error Evaluator::RunScatterAdd(const Op& op) {
       ExtractAs(values, op.operands[0]->type.WithDims(space), op.loc);
   if (!spread_values) return spread_values.takeError();
   std::vector<int64_t> sum_strides = StridesOf(sums->shape);
-  std::vector<Tensor> indices;
-  std::vector<int64_t> index_strides;
-  std::vector<int64_t> index_sizes;
+  IndexArrays indices;
   for (size_t k = 1; k < op.operands.size(); ++k) {
     Expected<Tensor> spread = ExtractAs(
         Get(op.operands[k]), op.operands[k]->type.WithDims(space), op.loc);
     if (!spread) return spread.takeError();
     int p = core.IndexOf(spread->index_dim);
-    indices.push_back(std::move(*spread));
-    index_strides.push_back(sum_strides[p]);
-    index_sizes.push_back(sums->shape[p]);
+    indices.Add(std::move(*spread), sum_strides[p], sums->shape[p]);
   }
   std::vector<int64_t> strides(space.size(), 0);
   for (size_t p = 0; p < core.size(); ++p) {
@@ -115,17 +130,9 @@ Error Evaluator::RunScatterAdd(const Op& op) {
   }
   int64_t element = 0;
   for (Walk walk(spread_values->shape, strides); !walk.done(); walk.Next()) {
-    int64_t offset = walk.offset();
-    for (size_t k = 0; k < indices.size(); ++k) {
-      int64_t position = indices[k].ints[element];
-      if (position < 0 || position >= index_sizes[k])
-        return LocatedError(op.loc, "index " + std::to_string(position) +
-                                        " is out of range for dim " +
-                                        indices[k].index_dim->name +
-                                        " of size " +
-                                        std::to_string(index_sizes[k]));
-      offset += position * index_strides[k];
-    }
+    Expected<int64_t> found = indices.Offset(walk.offset(), element, op.loc);
+    if (!found) return found.takeError();
+    int64_t offset = *found;
     if (sums->HasFloatStorage())
       sums->floats[offset] =
           RoundTo(Precision(sums->elem),
