@@ -40,7 +40,8 @@ using Point = std::vector<std::pair<const Dim*, int64_t>>;
 // Renames for Extract: the dim of the source read along a dim of the target.
 using DimMap = llvm::DenseMap<const Dim*, const Dim*>;
 
-// "FILE:LINE:COL: error: MESSAGE", the interpreter's run-time error.
+// "FILE:LINE:COL: error: MESSAGE" (without a valid `loc`, "error: MESSAGE"),
+// the interpreter's run-time error.
 Error LocatedError(const Loc& loc, const std::string& message);
 // A located error for IR that the interpreter does not expect.
 Error InternalError(const Op& op, const std::string& message);
