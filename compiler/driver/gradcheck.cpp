@@ -11,14 +11,14 @@
 #include <random>
 #include <vector>
 
-#include "compiler/ir/interpreter.h"
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/transforms/ad/forward.h"
 #include "compiler/transforms/ad/reverse.h"
 
 namespace delta::driver {
 namespace {
 
-using ir::Tensor;
+using interpreter::Tensor;
 
 llvm::Error Failure(const std::string& message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -188,9 +188,9 @@ class Checker {
                                                size_t result_count) {
     std::string printed;
     llvm::raw_string_ostream out(printed);
-    ir::InterpreterOptions options;
+    interpreter::InterpreterOptions options;
     options.f32_as_f64 = in_f64;
-    ir::Interpreter interpreter(module_, out, options);
+    interpreter::Interpreter interpreter(module_, out, options);
     auto results = interpreter.Call(function, std::move(args));
     if (!results)
       return Failure("running " + function.name + (in_f64 ? " in f64" : "") +

@@ -11,12 +11,12 @@
 
 #include "compiler/codegen/c_abi/library.h"
 #include "compiler/codegen/cuda/host_launch.h"
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/codegen/llvm/codegen.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object.h"
 #include "compiler/compile/compile.h"
 #include "compiler/diagnostics/diagnostics.h"
-#include "compiler/ir/interpreter.h"
 #include "compiler/ir/printer.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
@@ -298,7 +298,7 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
   }
   if (!options.interpret)
     return RunNative(*compiled.module, options.opt_level, out, err);
-  if (llvm::Error error = ir::RunMain(*compiled.module, out)) {
+  if (llvm::Error error = interpreter::RunMain(*compiled.module, out)) {
     out.flush();
     err << llvm::toString(std::move(error)) << "\n";
     return kExitCompileError;

@@ -19,9 +19,9 @@
 #include <set>
 #include <tuple>
 
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/compile/compile.h"
 #include "compiler/diagnostics/diagnostics.h"
-#include "compiler/ir/interpreter.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
 
@@ -357,7 +357,7 @@ void FileTest::RunMain() {
   RunOutcome interpreted;
   {
     llvm::raw_string_ostream output(interpreted.output);
-    ir::Interpreter interpreter(*module_, output);
+    interpreter::Interpreter interpreter(*module_, output);
     auto results = interpreter.Call(*main, {});
     if (!results) interpreted.error = llvm::toString(results.takeError());
   }

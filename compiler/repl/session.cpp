@@ -14,10 +14,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/compile/compile.h"
 #include "compiler/diagnostics/diagnostics.h"
-#include "compiler/ir/interpreter.h"
 #include "compiler/ir/printer.h"
 #include "compiler/sema/format_type.h"
 #include "compiler/sema/program.h"
@@ -192,7 +192,7 @@ std::string RewriteLocations(llvm::StringRef text, const Layout& layout) {
 bool RunModule(Compilation& compilation, const SessionOptions& options,
                llvm::raw_ostream& out, llvm::raw_ostream& err) {
   auto run_interpreted = [&] {
-    llvm::Error error = ir::RunMain(*compilation.module, out);
+    llvm::Error error = interpreter::RunMain(*compilation.module, out);
     out.flush();
     if (!error) return true;
     err << RewriteLocations(llvm::toString(std::move(error)),

@@ -26,12 +26,12 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/codegen/llvm/codegen.h"
 #include "compiler/codegen/llvm/emitter.h"
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/object.h"
 #include "compiler/ir/builder.h"
-#include "compiler/ir/interpreter.h"
 #include "compiler/ir/verifier.h"
 
 using namespace delta;
@@ -90,7 +90,7 @@ RunResult InChild(const std::function<int()>& body) {
 RunResult Interpret(const Module& module) {
   RunResult result;
   llvm::raw_string_ostream out(result.out);
-  if (llvm::Error error = ir::RunMain(module, out)) {
+  if (llvm::Error error = interpreter::RunMain(module, out)) {
     result.status = 1;
     result.err = llvm::toString(std::move(error)) + "\n";
   } else {

@@ -18,20 +18,20 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/ir/builder.h"
-#include "compiler/ir/interpreter.h"
 #include "compiler/ir/scalar_eval.h"
 #include "compiler/transforms/ad/forward.h"
 #include "compiler/transforms/ad/reverse.h"
 #include "compiler/transforms/testing.h"
 
 using namespace delta;
+using interpreter::Tensor;
 using ir::Dim;
 using ir::DimList;
 using ir::ElemKind;
 using ir::Function;
 using ir::OpKind;
-using ir::Tensor;
 using ir::Type;
 using ir::Value;
 using transforms::testing::AddParam;
@@ -62,7 +62,7 @@ Tensor Floats(const Type& type, std::vector<double> values) {
 }
 
 std::vector<Tensor> Run(const Function& function, std::vector<Tensor> args) {
-  ir::Interpreter interpreter(*function.module, llvm::nulls());
+  interpreter::Interpreter interpreter(*function.module, llvm::nulls());
   auto results = interpreter.Call(function, std::move(args));
   if (!results) {
     FAIL_CHECK(llvm::toString(results.takeError()));

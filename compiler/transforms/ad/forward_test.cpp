@@ -14,11 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/ir/builder.h"
-#include "compiler/ir/interpreter.h"
 #include "compiler/transforms/testing.h"
 
 using namespace delta;
+using interpreter::Tensor;
 using ir::Block;
 using ir::Builder;
 using ir::Dim;
@@ -29,7 +30,6 @@ using ir::Module;
 using ir::Op;
 using ir::OpKind;
 using ir::ReduceKind;
-using ir::Tensor;
 using ir::Type;
 using ir::Value;
 using transforms::testing::AddParam;
@@ -133,7 +133,7 @@ Function* MakeJvp(Function* f) {
 
 std::vector<Tensor> Run(const Function& function, std::vector<Tensor> args,
                         std::set<OpKind>* kinds = nullptr) {
-  ir::Interpreter interpreter(*function.module, llvm::nulls());
+  interpreter::Interpreter interpreter(*function.module, llvm::nulls());
   auto results = interpreter.Call(function, std::move(args));
   if (!results) {
     FAIL_CHECK(llvm::toString(results.takeError()));

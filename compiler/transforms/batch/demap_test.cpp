@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "compiler/ir/interpreter.h"
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/lower/lower.h"
 #include "compiler/sema/sema.h"
 #include "compiler/transforms/testing.h"
@@ -40,7 +40,7 @@ Lowered Lower(const std::string& source) {
 std::string Run(const ir::Module& module) {
   std::string text;
   llvm::raw_string_ostream out(text);
-  if (llvm::Error error = ir::RunMain(module, out))
+  if (llvm::Error error = interpreter::RunMain(module, out))
     out << llvm::toString(std::move(error)) << "\n";
   return text;
 }

@@ -4,11 +4,12 @@
 #include <cmath>
 #include <functional>
 
-#include "compiler/ir/interpreter.h"
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/transforms/pass_manager.h"
 #include "compiler/transforms/testing.h"
 
 using namespace delta;
+using namespace delta::interpreter;
 using namespace delta::ir;
 using namespace delta::transforms;
 using namespace delta::transforms::testing;

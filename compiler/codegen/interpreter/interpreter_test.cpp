@@ -1,8 +1,9 @@
 // Unit tests of the IR interpreter and of the §7 value printer, on small
 // modules built by hand.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include "compiler/ir/interpreter.h"
+#include "compiler/codegen/interpreter/interpreter.h"
 
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "runtime/format.h"
 
 using namespace delta::ir;
+using namespace delta::interpreter;
 
 namespace {
 
@@ -925,6 +927,48 @@ TEST_CASE("stop_gradient is the identity") {
                    {Floats(ElemKind::F64, {e}, {2}, {1.5, -2})});
   REQUIRE(out.size() == 1);
   CHECK(out[0] == "[e=2] [1.5, -2]");
+}
+
+// An op that ops.def computes with the C math function of its name gives
+// what that function gives (the function compiled code calls), in f64 and,
+// with the suffix f, in f32, at ordinary and special points.
+TEST_CASE("every libm op computes the C library's function of its name") {
+  const std::vector<double> points = {0.0,  -0.0, 0.5,   -0.75, 1.0,   2.5,
+                                      -3.0, 1e-9, 100.0, kInf,  -kInf, kNan};
+  std::vector<OpKind> kinds;
+#define DELTA_OP(Name, ...)                                             \
+  if (HasFlag(OpKind::Name, kLibm) && IsElementwiseUnary(OpKind::Name)) \
+    kinds.push_back(OpKind::Name);
+#include "compiler/ir/ops.def"
+  CHECK(kinds.size() >= 6);
+  for (OpKind kind : kinds) {
+    std::string name = OpMnemonic(kind).str();
+    auto* f64 =
+        reinterpret_cast<double (*)(double)>(dlsym(RTLD_DEFAULT, name.c_str()));
+    auto* f32 = reinterpret_cast<float (*)(float)>(
+        dlsym(RTLD_DEFAULT, (name + "f").c_str()));
+    INFO("libm function " << name);
+    REQUIRE((f64 != nullptr && f32 != nullptr));
+    for (ElemKind elem : {ElemKind::F64, ElemKind::F32}) {
+      Fixture t;
+      Dim* e = t.module.AddDim("e", static_cast<int64_t>(points.size()));
+      Value* x = t.Param(Type{elem, nullptr, {e}});
+      auto values = t.Call({t.b.Unary(kind, x)},
+                           {Tensor::FloatArray(elem, {e}, {12}, points)});
+      REQUIRE(static_cast<bool>(values));
+      for (size_t i = 0; i < points.size(); ++i) {
+        double expected =
+            elem == ElemKind::F64
+                ? f64(points[i])
+                : static_cast<double>(f32(static_cast<float>(points[i])));
+        double actual = (*values)[0].floats[i];
+        INFO(name << "(" << points[i] << ") in " << ElemName(elem).str() << ": "
+                  << actual << ", libm " << expected);
+        CHECK((actual == expected ||
+               (std::isnan(actual) && std::isnan(expected))));
+      }
+    }
+  }
 }
 
 TEST_CASE("every op in ops.def is executed by some test") {

@@ -13,39 +13,39 @@
 
 #include "compiler/ir/ir.h"
 
-namespace delta::ir {
+namespace delta::interpreter {
 
 // A value at run time: the Value's type, the size of each of its dims (in
 // canonical order) and dense row-major storage. Floats live in `floats`
 // (f32 values are always rounded to float); i32, i64, bool (0/1) and index
 // values (positions) live in `ints`.
 struct Tensor {
-  ElemKind elem = ElemKind::F32;
-  const Dim* index_dim = nullptr;
-  DimList dims;
+  ir::ElemKind elem = ir::ElemKind::F32;
+  const ir::Dim* index_dim = nullptr;
+  ir::DimList dims;
   std::vector<int64_t> shape;
   std::vector<double> floats;
   std::vector<int64_t> ints;
 
-  bool HasFloatStorage() const { return IsFloat(elem); }
+  bool HasFloatStorage() const { return ir::IsFloat(elem); }
   size_t NumElements() const {
     return HasFloatStorage() ? floats.size() : ints.size();
   }
-  Type GetType() const { return Type{elem, index_dim, dims}; }
+  ir::Type GetType() const { return ir::Type{elem, index_dim, dims}; }
 
-  static Tensor Float(ElemKind elem, double value);
-  static Tensor Int(ElemKind elem, int64_t value);
+  static Tensor Float(ir::ElemKind elem, double value);
+  static Tensor Int(ir::ElemKind elem, int64_t value);
   static Tensor Bool(bool value);
-  static Tensor Index(const Dim* dim, int64_t position);
+  static Tensor Index(const ir::Dim* dim, int64_t position);
   // An array; `values` are row-major in canonical order, `shape` gives the
   // size of each of `dims` (also in canonical order).
-  static Tensor FloatArray(ElemKind elem, DimList dims,
+  static Tensor FloatArray(ir::ElemKind elem, ir::DimList dims,
                            std::vector<int64_t> shape,
                            std::vector<double> values);
-  static Tensor IntArray(ElemKind elem, DimList dims,
+  static Tensor IntArray(ir::ElemKind elem, ir::DimList dims,
                          std::vector<int64_t> shape,
                          std::vector<int64_t> values,
-                         const Dim* index_dim = nullptr);
+                         const ir::Dim* index_dim = nullptr);
 };
 
 // The §7 text of a value: `3`, `0.1`, `[a=2, b=3] [[1, 2, 3], [4, 5, 6]]`.
@@ -61,32 +61,32 @@ struct InterpreterOptions {
 class Interpreter {
  public:
   // `print` ops write to `out`.
-  explicit Interpreter(const Module& module, llvm::raw_ostream& out,
+  explicit Interpreter(const ir::Module& module, llvm::raw_ostream& out,
                        InterpreterOptions options = {});
 
   // Calls `function` with its size parameters (i64 scalars) first, then its
   // parameters. Returns the results, or a run-time error whose message
   // starts with `file:line:col: error: `; `loc` is the call's (for the
   // error of a chain of calls too deep for the interpreter).
-  llvm::Expected<std::vector<Tensor>> Call(const Function& function,
+  llvm::Expected<std::vector<Tensor>> Call(const ir::Function& function,
                                            std::vector<Tensor> args,
-                                           const Loc& loc = {});
+                                           const ir::Loc& loc = {});
 
-  const Module& module() const { return module_; }
+  const ir::Module& module() const { return module_; }
 
   // The kinds of the ops executed so far (for the coverage test).
-  const std::set<OpKind>& executed_kinds() const { return executed_kinds_; }
+  const std::set<ir::OpKind>& executed_kinds() const { return executed_kinds_; }
 
  private:
   friend class Evaluator;
-  const Module& module_;
+  const ir::Module& module_;
   llvm::raw_ostream& out_;
   InterpreterOptions options_;
-  std::set<OpKind> executed_kinds_;
+  std::set<ir::OpKind> executed_kinds_;
   int call_depth_ = 0;
 };
 
 // Runs the module's `main` function.
-llvm::Error RunMain(const Module& module, llvm::raw_ostream& out);
+llvm::Error RunMain(const ir::Module& module, llvm::raw_ostream& out);
 
-}  // namespace delta::ir
+}  // namespace delta::interpreter

@@ -1,0 +1,115 @@
+// Ops with effects outside the program: print, which writes the §7 text of
+// its values, and read_npy and write_npy through the runtime's .npy code.
+#include "compiler/codegen/interpreter/evaluator.h"
+#include "runtime/format.h"
+#include "runtime/npy.h"
+
+namespace delta::interpreter {
+
+Error Evaluator::RunPrint(const Op& op) {
+  // Items are concatenated as they are (lowering puts the spaces between
+  // print's arguments and the punctuation of tuples and structs into the
+  // text items); the line ends with a newline and is written at once.
+  std::string line;
+  size_t next = 0;
+  for (size_t i = 0; i < op.print_items.size(); ++i) {
+    const PrintItem& item = op.print_items[i];
+    if (!item.is_value) {
+      line += item.text;
+      continue;
+    }
+    if (next >= op.operands.size())
+      return InternalError(op, "more value items than operands");
+    line += FormatTensor(Get(op.operands[next++]));
+  }
+  line += "\n";
+  interpreter_.out_ << line;
+  interpreter_.out_.flush();
+  return Error::success();
+}
+
+// read_npy and write_npy (runtime/npy.h): the array is passed in the
+// tensor's canonical order, with the position of each file axis in it.
+Error Evaluator::RunNpy(const Op& op) {
+  bool read = op.kind == OpKind::ReadNpy;
+  if (op.print_items.size() != 1 || op.operands.size() != (read ? 0u : 1u) ||
+      op.results.size() != (read ? 1u : 0u))
+    return InternalError(op, "needs a path and one array");
+  const std::string& path = op.print_items[0].text;
+  Tensor tensor;
+  if (read) {
+    Expected<Tensor> result = New(op.results[0]->type, op.loc);
+    if (!result) return result.takeError();
+    tensor = std::move(*result);
+  } else {
+    tensor = Get(op.operands[0]);
+  }
+  if (op.dims.size() != tensor.dims.size())
+    return InternalError(op, "the dims do not match the array");
+  std::vector<const char*> names;
+  for (const Dim* dim : tensor.dims) names.push_back(dim->name.c_str());
+  std::vector<int64_t> axes;
+  for (const Dim* dim : op.dims) {
+    int64_t position = 0;
+    for (const Dim* other : tensor.dims) {
+      if (other == dim) break;
+      ++position;
+    }
+    if (position == static_cast<int64_t>(tensor.dims.size()))
+      return InternalError(op, "a dim is not in the array");
+    axes.push_back(position);
+  }
+  int64_t rank = static_cast<int64_t>(tensor.shape.size());
+  char error[1024];
+  int status = 0;
+  if (read) {
+    if (tensor.HasFloatStorage()) {
+      status = delta_npy_read(path.c_str(), DELTA_ELEM_F64, rank,
+                              tensor.shape.data(), names.data(), axes.data(),
+                              tensor.floats.data(), error, sizeof error);
+      if (tensor.elem == ElemKind::F32)
+        for (double& value : tensor.floats)
+          value = static_cast<double>(static_cast<float>(value));
+    } else {
+      status = delta_npy_read(path.c_str(), DELTA_ELEM_I64, rank,
+                              tensor.shape.data(), names.data(), axes.data(),
+                              tensor.ints.data(), error, sizeof error);
+    }
+    if (status != 0) return LocatedError(op.loc, error);
+    return SetResults(op, {std::move(tensor)});
+  }
+  auto write = [&](int32_t kind, const void* data) {
+    return delta_npy_write(path.c_str(), kind, data, rank, tensor.shape.data(),
+                           axes.data(), error, sizeof error);
+  };
+  switch (tensor.elem) {
+    case ElemKind::F32: {
+      std::vector<float> data(tensor.floats.begin(), tensor.floats.end());
+      status = write(DELTA_ELEM_F32, data.data());
+      break;
+    }
+    case ElemKind::F64:
+      status = write(DELTA_ELEM_F64, tensor.floats.data());
+      break;
+    case ElemKind::I32: {
+      std::vector<int32_t> data;
+      for (int64_t value : tensor.ints)
+        data.push_back(static_cast<int32_t>(value));
+      status = write(DELTA_ELEM_I32, data.data());
+      break;
+    }
+    case ElemKind::Bool: {
+      std::vector<unsigned char> data;
+      for (int64_t value : tensor.ints) data.push_back(value != 0 ? 1 : 0);
+      status = write(DELTA_ELEM_BOOL, data.data());
+      break;
+    }
+    default:
+      status = write(DELTA_ELEM_I64, tensor.ints.data());
+      break;
+  }
+  if (status != 0) return LocatedError(op.loc, error);
+  return Error::success();
+}
+
+}  // namespace delta::interpreter
