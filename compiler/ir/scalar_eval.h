@@ -73,6 +73,8 @@ T FloatUnary(OpKind kind, T x) {
       return -x;
     case OpKind::Exp:
       return std::exp(x);
+    case OpKind::Expm1:
+      return std::expm1(x);
     case OpKind::Log:
       return std::log(x);
     case OpKind::Log1p:

@@ -66,6 +66,11 @@ void PartialsNeg(Rule& r) { r.Set(0, r.Neg(r.d(0))); }
 // y = exp(a)         d * y
 void PartialsExp(Rule& r) { r.Set(0, r.Mul(r.d(0), r.y())); }
 
+// y = expm1(a)       d * (y + 1)
+void PartialsExpm1(Rule& r) {
+  if (r.d(0)) r.Set(0, r.Mul(r.d(0), r.Add(r.y(), r.Const(r.y(), 1))));
+}
+
 // y = log(a)         d / a
 void PartialsLog(Rule& r) { r.Set(0, r.Div(r.d(0), r.x(0))); }
 
