@@ -56,8 +56,8 @@ bool TakesTangent(const Function& jvp, const Function& primal, size_t i) {
 
 namespace forward {
 
-llvm::Error InternalError(const std::string& message) {
-  return llvm::make_error<AdError>(AdError::Kind::Internal, ir::Loc{},
+llvm::Error InternalError(const std::string& message, ir::Loc loc) {
+  return llvm::make_error<AdError>(AdError::Kind::Internal, std::move(loc),
                                    "internal error: forward mode: " + message);
 }
 
@@ -183,10 +183,10 @@ llvm::Error Emitter::EmitOp(const Op& op) {
         case OpKind::ReduceCustom:
           return EmitReduceCustom(op);
         default:
-          return InternalError("a terminator in the middle of a block");
+          return InternalError("a terminator in the middle of a block", op.loc);
       }
   }
-  return InternalError("unknown rule");
+  return InternalError("unknown rule", op.loc);
 }
 
 // dy = sum_i dx_i * dy/dx_i, with the partials of ad/partials.cpp.

@@ -25,8 +25,9 @@ using ir::ReduceKind;
 using ir::Type;
 using ir::Value;
 
-// "internal error: forward mode: MESSAGE", an AdError of kind Internal.
-llvm::Error InternalError(const std::string& message);
+// "internal error: forward mode: MESSAGE", an AdError of kind Internal, at
+// the op concerned (`loc`) if there is one.
+llvm::Error InternalError(const std::string& message, ir::Loc loc = {});
 
 inline bool HasFloatElem(const Value* value) {
   return ir::IsFloat(value->type.elem);

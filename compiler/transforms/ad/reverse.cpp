@@ -605,9 +605,11 @@ llvm::Error ReverseBuilder::Run(const Function& primal) {
   if (derivative.mode == ir::Derivative::Mode::Gradient) {
     if (ret->operands.size() != 1 || !IsFloatValue(ret->operands[0]) ||
         !ret->operands[0]->type.IsScalar())
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "grad needs a function with one float scalar result");
+      // Sema rules this out: a compiler bug, at the return.
+      return llvm::make_error<AdError>(
+          AdError::Kind::Internal, ret->loc,
+          "internal error: grad needs a function with one float scalar "
+          "result");
     seeds.push_back(b_.FloatConst(ret->operands[0]->type.elem, 1.0));
   } else {
     size_t next = primal.params.size();
