@@ -40,7 +40,7 @@ def compiler_builtins():
     text = (ROOT / "compiler/sema/builtins.def").read_text()
     ops = (ROOT / "compiler/ir/ops.def").read_text()
     return set(re.findall(r"^DELTA_BUILTIN\(\w+,\s*\"(\w+)\"\)", text, re.M)) | set(
-        re.findall(r"^DELTA_MATH_OP\(\w+,\s*\"(\w+)\"", ops, re.M))
+        re.findall(r"^DELTA_MATH_OP2?\(\w+,\s*\"(\w+)\"", ops, re.M))
 
 
 def alternatives(regex):

@@ -100,6 +100,15 @@ T FloatUnary(OpKind kind, T x) {
     // NaN propagates; relu(-0) is +0.
     case OpKind::Relu:
       return std::isnan(x) ? x : x > T(0) ? x : T(0);
+    case OpKind::Erf:
+      return std::erf(x);
+    case OpKind::Erfc:
+      return std::erfc(x);
+    // ±0 and NaN are themselves.
+    case OpKind::Sign:
+      return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;
+    case OpKind::Round:
+      return std::round(x);
     default:  // stop_gradient
       return x;
   }
@@ -117,8 +126,10 @@ inline int64_t IntUnary(OpKind kind, ElemKind elem, int64_t x) {
       return x > 0 ? x : 0;
     case OpKind::Not:
       return x == 0;
+    case OpKind::Sign:
+      return (x > 0) - (x < 0);
     default:
-      return x;  // floor and ceil of an integer, stop_gradient
+      return x;  // floor, ceil and round of an integer, stop_gradient
   }
 }
 
@@ -138,6 +149,8 @@ T FloatBinary(OpKind kind, T a, T b) {
       return std::fmod(a, b);
     case OpKind::Pow:
       return std::pow(a, b);
+    case OpKind::Atan2:
+      return std::atan2(a, b);
     // IEEE 754-2019 maximum and minimum, as llvm.maximum/minimum: NaN
     // propagates and -0 < +0 (language.md, "max and min").
     case OpKind::Max:

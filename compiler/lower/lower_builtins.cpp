@@ -73,11 +73,32 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
         result.push_back(b.Unary(UnaryKind(builtin), leaf));
       return result;
     }
-    case B::Pow: {
-      ir::Value* x = arg(0).front();
-      ir::Value* y = arg(1).front();
+#define DELTA_MATH_OP2(Name, ...)              \
+  case B::Name: {                              \
+    ir::Value* x = arg(0).front();             \
+    ir::Value* y = arg(1).front();             \
+    SetLoc(call->span);                        \
+    return {b.Binary(ir::OpKind::Name, x, y)}; \
+  }
+#define DELTA_OP(...)
+#include "compiler/ir/ops.def"
+    // isnan(x) is x != x.
+    case B::IsNan: {
+      Leaves x = arg(0);
       SetLoc(call->span);
-      return {b.Binary(ir::OpKind::Pow, x, y)};
+      Leaves result;
+      for (ir::Value* leaf : x)
+        result.push_back(b.Binary(ir::OpKind::Ne, leaf, leaf));
+      return result;
+    }
+    // clamp(x, lo, hi) is min(max(x, lo), hi): NaN propagates, and the
+    // derivative is x's on [lo, hi] (ties go to the first argument).
+    case B::Clamp: {
+      ir::Value* x = arg(0).front();
+      ir::Value* lo = arg(1).front();
+      ir::Value* hi = arg(2).front();
+      SetLoc(call->span);
+      return {b.Binary(ir::OpKind::Min, b.Binary(ir::OpKind::Max, x, lo), hi)};
     }
     case B::Max:
     case B::Min:

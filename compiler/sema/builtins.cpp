@@ -32,6 +32,18 @@ bool IsUnaryMath(Builtin builtin) {
   }
 }
 
+// The builtins of ops.def's DELTA_MATH_OP2 rows (pow, atan2).
+bool IsBinaryMath(Builtin builtin) {
+  switch (builtin) {
+#define DELTA_MATH_OP2(Name, ...) case Builtin::Name:
+#define DELTA_OP(...)
+#include "compiler/ir/ops.def"
+    return true;
+    default:
+      return false;
+  }
+}
+
 bool IsReduction(Builtin builtin) {
   switch (builtin) {
     case Builtin::Sum:
@@ -127,6 +139,7 @@ class BuiltinChecker {
 
   const Type* CheckUnaryMath();
   const Type* CheckBinaryMath();
+  const Type* CheckClamp();
   const Type* CheckReduction();
   const Type* CheckArgReduction();
   const Type* CheckDot();
@@ -193,9 +206,10 @@ const Type* BuiltinChecker::CheckUnaryMath() {
     return types_.Error();
   }
   const Type* kind = types_.WithDims(x, {});
-  if (builtin_ == Builtin::Abs) {
+  if (builtin_ == Builtin::Abs || builtin_ == Builtin::Sign) {
     if (kind->IsScalarOf(ScalarKind::Bool)) {
-      Fail(Arg(0)->span, "`abs` needs numbers, found bool");
+      Fail(Arg(0)->span,
+           std::string("`") + name_ + "` needs numbers, found bool");
       return types_.Error();
     }
   } else if (!RequireFloatLeaf(checker_, kind)) {
@@ -213,9 +227,22 @@ const Type* BuiltinChecker::CheckBinaryMath() {
   const Type* b = Value(1);
   Record(a->dims.Union(b->dims));
   ast::BinaryOp op =
-      builtin_ == Builtin::Pow ? ast::BinaryOp::Pow : ast::BinaryOp::Add;
+      IsBinaryMath(builtin_) ? ast::BinaryOp::Pow : ast::BinaryOp::Add;
   const Type* result = CombineLeaves(checker_, op, a, b, call_->span);
   return result;
+}
+
+// clamp(x, lo, hi) = min(max(x, lo), hi): numbers, lifted like max and min.
+const Type* BuiltinChecker::CheckClamp() {
+  if (!ExpectArgs(3, 3, "clamp(x, lo, hi)")) return CheckAllArgs();
+  const Type* x = Value(0);
+  const Type* lo = Value(1);
+  const Type* hi = Value(2);
+  Record(x->dims.Union(lo->dims).Union(hi->dims));
+  const Type* low =
+      CombineLeaves(checker_, ast::BinaryOp::Add, x, lo, call_->span);
+  if (low->IsError()) return low;
+  return CombineLeaves(checker_, ast::BinaryOp::Add, low, hi, call_->span);
 }
 
 const Type* BuiltinChecker::CheckReduction() {
@@ -581,10 +608,20 @@ const Type* BuiltinChecker::Check() {
   }
   if (IsUnaryMath(builtin_)) return CheckUnaryMath();
   if (IsReduction(builtin_)) return CheckReduction();
+  if (IsBinaryMath(builtin_)) {
+    if (!ExpectArgs(2, 2, (std::string(name_) + "(a, b)").c_str()))
+      return CheckAllArgs();
+    return CheckBinaryMath();
+  }
   switch (builtin_) {
-    case Builtin::Pow:
-      if (!ExpectArgs(2, 2, "pow(a, b)")) return CheckAllArgs();
-      return CheckBinaryMath();
+    case Builtin::IsNan: {
+      // x != x: true where x is NaN.
+      const Type* x = CheckUnaryMath();
+      if (x->IsError()) return x;
+      return types_.Scalar(ScalarKind::Bool, x->dims);
+    }
+    case Builtin::Clamp:
+      return CheckClamp();
     case Builtin::Where:
       return CheckWhere();
     case Builtin::Argmax:

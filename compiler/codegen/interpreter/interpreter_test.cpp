@@ -240,6 +240,23 @@ TEST_CASE("unary math") {
   CHECK(out[12] == "[e=4] [0, 1, 0, nan]");
 }
 
+TEST_CASE("sign and round, of floats and integers") {
+  Fixture t;
+  Dim* e = t.module.AddDim("e", 6);
+  Value* x = t.Param(F64({e}));
+  Value* k = t.Param(I64({e}));
+  auto out = t.Run(
+      {t.b.Unary(OpKind::Sign, x), t.b.Unary(OpKind::Round, x),
+       t.b.Unary(OpKind::Sign, k), t.b.Unary(OpKind::Round, k)},
+      {Floats(ElemKind::F64, {e}, {6}, {-0.0, 0.0, -2.5, 2.5, 0.49, kNan}),
+       Tensor::IntArray(ElemKind::I64, {e}, {6}, {-7, 0, 3, 1, -1, 9})});
+  REQUIRE(out.size() == 4);
+  CHECK(out[0] == "[e=6] [-0, 0, -1, 1, 1, nan]");
+  CHECK(out[1] == "[e=6] [-0, 0, -3, 3, 0, nan]");
+  CHECK(out[2] == "[e=6] [-1, 0, 1, 1, -1, 1]");
+  CHECK(out[3] == "[e=6] [-7, 0, 3, 1, -1, 9]");
+}
+
 TEST_CASE("f32 results are rounded to float after every op") {
   Fixture t;
   Value* big32 = t.F(16777216);
@@ -967,6 +984,48 @@ TEST_CASE("every libm op computes the C library's function of its name") {
         CHECK((actual == expected ||
                (std::isnan(actual) && std::isnan(expected))));
       }
+    }
+  }
+}
+
+// The same for the binary ones (pow, atan2), at every pair of points.
+TEST_CASE("every binary libm op computes the C library's function") {
+  const std::vector<double> values = {0.0, -0.0, 0.5, -2.0, 3.0, kInf, kNan};
+  std::vector<double> a;
+  std::vector<double> b;
+  for (double x : values)
+    for (double y : values) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  std::vector<OpKind> kinds;
+#define DELTA_OP(Name, ...)                                              \
+  if (HasFlag(OpKind::Name, kLibm) && IsElementwiseBinary(OpKind::Name)) \
+    kinds.push_back(OpKind::Name);
+#include "compiler/ir/ops.def"
+  CHECK(kinds.size() >= 2);
+  for (OpKind kind : kinds) {
+    std::string name = OpMnemonic(kind).str();
+    auto* f64 = reinterpret_cast<double (*)(double, double)>(
+        dlsym(RTLD_DEFAULT, name.c_str()));
+    INFO("libm function " << name);
+    REQUIRE((f64 != nullptr));
+    Fixture t;
+    auto count = static_cast<int64_t>(a.size());
+    Dim* e = t.module.AddDim("e", count);
+    Value* x = t.Param(F64({e}));
+    Value* y = t.Param(F64({e}));
+    auto results = t.Call({t.b.Binary(kind, x, y)},
+                          {Tensor::FloatArray(ElemKind::F64, {e}, {count}, a),
+                           Tensor::FloatArray(ElemKind::F64, {e}, {count}, b)});
+    REQUIRE(static_cast<bool>(results));
+    for (size_t i = 0; i < a.size(); ++i) {
+      double expected = f64(a[i], b[i]);
+      double actual = (*results)[0].floats[i];
+      INFO(name << "(" << a[i] << ", " << b[i] << "): " << actual << ", libm "
+                << expected);
+      CHECK(
+          (actual == expected || (std::isnan(actual) && std::isnan(expected))));
     }
   }
 }

@@ -355,6 +355,10 @@ class FunctionEmitter {
   llvm::Value* ReduceIdentity(ir::ReduceKind kind, ir::ElemKind elem);
   llvm::Value* ReduceCombine(ir::ReduceKind kind, ir::ElemKind elem,
                              llvm::Value* acc, llvm::Value* x);
+  // A call of the C math function `name` (`name`f for f32), which has no
+  // effects; its arguments share one float type.
+  llvm::Value* CallLibm(llvm::StringRef name,
+                        llvm::ArrayRef<llvm::Value*> args);
   llvm::Value* CallIntrinsic(llvm::Intrinsic::ID id, llvm::Value* x,
                              llvm::Value* y = nullptr);
 

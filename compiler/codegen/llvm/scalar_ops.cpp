@@ -21,6 +21,20 @@ llvm::Value* FunctionEmitter::CallIntrinsic(llvm::Intrinsic::ID id,
                       : builder_.CreateBinaryIntrinsic(id, x, y);
 }
 
+llvm::Value* FunctionEmitter::CallLibm(llvm::StringRef name,
+                                       llvm::ArrayRef<llvm::Value*> args) {
+  llvm::Type* type = args[0]->getType();
+  std::vector<llvm::Type*> params(args.size(), type);
+  llvm::FunctionCallee callee = module_.module->getOrInsertFunction(
+      type->isFloatTy() ? (name + "f").str() : name.str(),
+      llvm::FunctionType::get(type, params, false));
+  auto* function = llvm::cast<llvm::Function>(callee.getCallee());
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  function->addFnAttr(llvm::Attribute::WillReturn);
+  function->setMemoryEffects(llvm::MemoryEffects::none());
+  return builder_.CreateCall(callee, args);
+}
+
 llvm::Value* FunctionEmitter::EmitConst(const ir::Op& op) {
   ir::ElemKind elem = op.results[0]->type.elem;
   llvm::Type* type = RegisterType(elem);
@@ -69,7 +83,14 @@ llvm::Value* FunctionEmitter::EmitUnaryScalar(const ir::Op& op,
       return CallIntrinsic(llvm::Intrinsic::abs, x, builder_.getFalse());
     case ir::OpKind::Floor:
     case ir::OpKind::Ceil:
+    case ir::OpKind::Round:
       return x;
+    case ir::OpKind::Sign: {
+      llvm::Value* zero = llvm::ConstantInt::get(type, 0);
+      return builder_.CreateSub(
+          builder_.CreateZExt(builder_.CreateICmpSGT(x, zero), type),
+          builder_.CreateZExt(builder_.CreateICmpSLT(x, zero), type));
+    }
     case ir::OpKind::Relu:
       return builder_.CreateSelect(
           builder_.CreateICmpSGT(x, llvm::ConstantInt::get(type, 0)), x,
@@ -135,18 +156,6 @@ llvm::Value* FunctionEmitter::EmitFastTanh(llvm::Value* x) {
 
 llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
   llvm::Type* type = x->getType();
-  bool is_f32 = type->isFloatTy();
-  // The C math function `name`, or `name`f for f32.
-  auto libm = [&](llvm::StringRef name) {
-    llvm::FunctionCallee callee = module_.module->getOrInsertFunction(
-        is_f32 ? (name + "f").str() : name.str(),
-        llvm::FunctionType::get(type, {type}, false));
-    auto* function = llvm::cast<llvm::Function>(callee.getCallee());
-    function->addFnAttr(llvm::Attribute::NoUnwind);
-    function->addFnAttr(llvm::Attribute::WillReturn);
-    function->setMemoryEffects(llvm::MemoryEffects::none());
-    return builder_.CreateCall(callee, {x});
-  };
   switch (kind) {
     case ir::OpKind::Neg:
       return builder_.CreateFNeg(x);
@@ -160,7 +169,7 @@ llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
       return CallIntrinsic(llvm::Intrinsic::cos, x);
     case ir::OpKind::Tanh:
       if (module_.fast_math) return EmitFastTanh(x);
-      return libm("tanh");
+      return CallLibm("tanh", {x});
     case ir::OpKind::Sqrt:
       return CallIntrinsic(llvm::Intrinsic::sqrt, x);
     case ir::OpKind::Abs:
@@ -169,6 +178,16 @@ llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
       return CallIntrinsic(llvm::Intrinsic::floor, x);
     case ir::OpKind::Ceil:
       return CallIntrinsic(llvm::Intrinsic::ceil, x);
+    case ir::OpKind::Round:
+      return CallIntrinsic(llvm::Intrinsic::round, x);
+    case ir::OpKind::Sign: {
+      // ±0 and NaN (unordered compares false) are themselves.
+      llvm::Value* zero = llvm::ConstantFP::get(type, 0.0);
+      return builder_.CreateSelect(
+          builder_.CreateFCmpOGT(x, zero), llvm::ConstantFP::get(type, 1.0),
+          builder_.CreateSelect(builder_.CreateFCmpOLT(x, zero),
+                                llvm::ConstantFP::get(type, -1.0), x));
+    }
     case ir::OpKind::Sigmoid: {
       llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
       llvm::Value* e =
@@ -184,7 +203,8 @@ llvm::Value* FunctionEmitter::EmitFloatMath(ir::OpKind kind, llvm::Value* x) {
       return x;
     default:
       // ops.def's kLibm ops without an LLVM intrinsic: tan, ...
-      if (ir::HasFlag(kind, ir::kLibm)) return libm(ir::OpMnemonic(kind));
+      if (ir::HasFlag(kind, ir::kLibm))
+        return CallLibm(ir::OpMnemonic(kind), {x});
       llvm::report_fatal_error("codegen: not a unary op: " +
                                ir::OpMnemonic(kind));
   }
@@ -263,6 +283,9 @@ llvm::Value* FunctionEmitter::EmitBinaryScalar(const ir::Op& op, llvm::Value* a,
     case ir::OpKind::Or:
       return builder_.CreateOr(a, b);
     default:
+      // ops.def's kLibm ops without an LLVM intrinsic: atan2, ...
+      if (ir::HasFlag(op.kind, ir::kLibm) && is_float)
+        return CallLibm(ir::OpMnemonic(op.kind), {a, b});
       llvm::report_fatal_error("codegen: not a binary op: " +
                                ir::OpMnemonic(op.kind));
   }

@@ -127,6 +127,20 @@ void PartialsRelu(Rule& r) {
   r.Set(0, r.Choose(positive, r.d(0), nullptr));
 }
 
+// y = erf(a)         d * 2 / sqrt(pi) * exp(-a^2)
+// y = erfc(a)        -(d * 2 / sqrt(pi) * exp(-a^2))
+Value* ErfSlope(Rule& r) {
+  Value* a = r.x(0);
+  Value* gauss = r.Math(OpKind::Exp, r.Neg(r.Mul(a, a)));
+  return r.Mul(r.d(0), r.Mul(r.Const(a, 1.1283791670955126), gauss));
+}
+void PartialsErf(Rule& r) {
+  if (r.d(0)) r.Set(0, ErfSlope(r));
+}
+void PartialsErfc(Rule& r) {
+  if (r.d(0)) r.Set(0, r.Neg(ErfSlope(r)));
+}
+
 // y = T(a)           d (the caller converts it between float kinds)
 void PartialsConvert(Rule& r) { r.Set(0, r.d(0)); }
 
@@ -174,6 +188,15 @@ void PartialsPow(Rule& r) {
   if (r.d(1))
     r.Set(1, r.Choose(r.Compare(OpKind::Eq, a, r.Const(a, 0)), nullptr,
                       r.Mul(r.d(1), r.Mul(r.Math(OpKind::Log, a), r.y()))));
+}
+
+// y = atan2(a, b)    d_a * b / (a^2 + b^2), -(d_b * a / (a^2 + b^2))
+void PartialsAtan2(Rule& r) {
+  Value* a = r.x(0);
+  Value* b = r.x(1);
+  Value* norm = r.Add(r.Mul(a, a), r.Mul(b, b));
+  if (r.d(0)) r.Set(0, r.Div(r.Mul(r.d(0), b), norm));
+  if (r.d(1)) r.Set(1, r.Neg(r.Div(r.Mul(r.d(1), a), norm)));
 }
 
 // y = max(a, b)      a >= b ? d_a : 0, a >= b ? 0 : d_b (ties: a)
