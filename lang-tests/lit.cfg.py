@@ -83,3 +83,13 @@ if has_cuda_device():
     config.available_features.add("cuda-device")
 if config.delta_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("asan")
+# vm.overcommit_memory = 1: the kernel grants any allocation, so a request
+# far beyond memory succeeds and the OOM killer ends the process later.
+def always_overcommits():
+    try:
+        with open("/proc/sys/vm/overcommit_memory") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+if always_overcommits():
+    config.available_features.add("overcommit")

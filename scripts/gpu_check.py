@@ -12,7 +12,9 @@ up to the float tolerance the test states (a `// GPU: --rtol=R --atol=A`
 line, else its `%run_both --rtol=R --atol=A`), or, where it states none,
 DEFAULT_RTOL and DEFAULT_ATOL: a GPU sums in another order than a CPU's
 loop, and its libdevice math may differ from the host's in the last bit. Programs that do not compile for the CPU (expected compile
-errors) are skipped and counted. Runs the programs in parallel.
+errors), and those whose `// UNSUPPORTED:` line names a lit feature this
+machine has (`overcommit`), are skipped and counted. Runs the programs in
+parallel.
 
 Without a CUDA device, prints one SKIPPED line and exits 0.
 
@@ -96,10 +98,23 @@ def run(command, cwd):
         return "timeout", "", f"timed out after {TIMEOUT} s"
 
 
+def overcommits():
+    """Whether the kernel grants any allocation (vm.overcommit_memory = 1)."""
+    try:
+        with open("/proc/sys/vm/overcommit_memory") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+
+
 def check(dlc, path, text):
     """('pass' | 'skip' | 'fail', message)."""
     options, tolerance = run_options(text)
     folder = os.path.dirname(path)
+    # What lit would not run here either (lang-tests/lit.cfg.py's features).
+    unsupported = re.search(r"^//\s*UNSUPPORTED:(.*)$", text, re.M)
+    if unsupported and "overcommit" in unsupported.group(1) and overcommits():
+        return "skip", ""
     # Compile errors are the same whatever the target.
     if run([dlc, "build", "--emit=ir", path, "-o", os.devnull], folder)[0]:
         return "skip", ""
