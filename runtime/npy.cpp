@@ -230,12 +230,22 @@ void ForEachElement(const std::vector<int64_t>& sizes,
   }
 }
 
-void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
-          const char* const* names, const int64_t* file_axes, void* out) {
+// A .npy file read into memory, its header parsed.
+struct File {
+  std::vector<unsigned char> bytes;
+  Dtype dtype;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+  int64_t count = 0;  // elements
+  size_t data_start = 0;
+};
+
+File ReadFile(const char* path) {
   std::string where = std::string("cannot read '") + path + "': ";
   FILE* file = std::fopen(path, "rb");
   if (file == nullptr) throw Failure{where + std::strerror(errno)};
-  std::vector<unsigned char> bytes;
+  File result;
+  std::vector<unsigned char>& bytes = result.bytes;
   unsigned char chunk[65536];
   size_t n;
   while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0)
@@ -270,20 +280,32 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
       (descr_text.front() != '\'' && descr_text.front() != '"'))
     throw Failure{where + "unsupported dtype " + descr_text};
   std::string descr = descr_text.substr(1, descr_text.size() - 2);
-  Dtype dtype;
+  Dtype& dtype = result.dtype;
   if (!ParseDescr(descr, dtype))
     throw Failure{where + "unsupported dtype '" + descr +
                   "' (little-endian bool, integers, f4 and f8 are read)"};
-  bool fortran = fortran_text == "True";
-  std::vector<int64_t> shape;
+  result.fortran = fortran_text == "True";
+  std::vector<int64_t>& shape = result.shape;
   if (!ParseShape(shape_text, shape)) throw Failure{where + "bad shape"};
   // Bounds the byte counts below (a crafted shape's product could wrap).
-  int64_t count = 0;
   if (delta_element_count(static_cast<int64_t>(shape.size()), shape.data(),
-                          &count) != 0)
+                          &result.count) != 0)
     throw Failure{where + "shape " + ShapeText(shape) + " has more than " +
                   DELTA_MAX_ELEMENTS_TEXT " elements"};
 
+  result.data_start = header_start + header_length;
+  return result;
+}
+
+void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
+          const char* const* names, const int64_t* file_axes, void* out) {
+  std::string where = std::string("cannot read '") + path + "': ";
+  File file = ReadFile(path);
+  const std::vector<int64_t>& shape = file.shape;
+  const Dtype& dtype = file.dtype;
+  bool fortran = file.fortran;
+  int64_t count = file.count;
+  const std::vector<unsigned char>& bytes = file.bytes;
   std::vector<int64_t> expected(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) expected[i] = sizes[file_axes[i]];
   if (shape != expected) {
@@ -297,7 +319,7 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
     throw Failure{std::string("'") + path + "' has shape " + ShapeText(shape) +
                   ", expected " + want};
   }
-  size_t data_start = header_start + header_length;
+  size_t data_start = file.data_start;
   if (bytes.size() < data_start + static_cast<size_t>(count) * dtype.bytes)
     throw Failure{where + "the file is shorter than its shape says"};
   // Strides of the file, in elements, per file axis.
@@ -400,6 +422,23 @@ int delta_npy_write(const char* path, int32_t kind, const void* data,
     return -1;
   } catch (...) {
     SetError(error, error_size, std::string("cannot write '") + path + "'");
+    return -1;
+  }
+}
+
+int delta_npy_shape(const char* path, int64_t max_rank, int64_t* rank,
+                    int64_t* shape, char* error, int64_t error_size) {
+  try {
+    File file = ReadFile(path);
+    *rank = static_cast<int64_t>(file.shape.size());
+    for (int64_t i = 0; i < *rank && i < max_rank; ++i)
+      shape[i] = file.shape[i];
+    return 0;
+  } catch (const Failure& failure) {
+    SetError(error, error_size, failure.message);
+    return -1;
+  } catch (...) {
+    SetError(error, error_size, std::string("cannot read '") + path + "'");
     return -1;
   }
 }
