@@ -208,6 +208,8 @@ class Checker {
                                     const std::vector<const Type*>* arg_types,
                                     Span use);
   void CheckFnBody(FnInfo* fn);
+  void CheckMainSignature(ast::FnDecl* decl);
+  void CheckFileExtent(ast::CallExpr* call, Context& context);
   void CheckStructDecl(StructInfo* info, const Scope* scope);
   // After `field` of `info` is resolved: a struct that holds itself,
   // directly or through tuples, arrays or other structs, is an error, and
