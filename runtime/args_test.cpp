@@ -1,12 +1,12 @@
 // Unit tests of the command-line parser (args.h): values of every kind, and
 // the arguments it refuses.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "runtime/args.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstring>
-
-#include "runtime/args.h"
 
 namespace {
 
