@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -240,17 +242,25 @@ struct File {
   size_t data_start = 0;
 };
 
-File ReadFile(const char* path) {
+// Reads the file, or with `header_only` no more of it than its header.
+File ReadFile(const char* path, bool header_only = false) {
   std::string where = std::string("cannot read '") + path + "': ";
-  FILE* file = std::fopen(path, "rb");
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path, "rb"),
+                                             &std::fclose);
   if (file == nullptr) throw Failure{where + std::strerror(errno)};
   File result;
   std::vector<unsigned char>& bytes = result.bytes;
-  unsigned char chunk[65536];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0)
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  std::fclose(file);
+  // Reads until `bytes` holds `size` bytes or the file ends.
+  auto read_to = [&](size_t size) {
+    unsigned char chunk[65536];
+    while (bytes.size() < size) {
+      size_t n = std::fread(
+          chunk, 1, std::min(sizeof chunk, size - bytes.size()), file.get());
+      if (n == 0) break;
+      bytes.insert(bytes.end(), chunk, chunk + n);
+    }
+  };
+  read_to(header_only ? 12 : SIZE_MAX);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     throw Failure{where + "not a .npy file"};
   int major = bytes[6];
@@ -267,6 +277,7 @@ File ReadFile(const char* path) {
     throw Failure{where + "unknown .npy format version " +
                   std::to_string(major)};
   }
+  if (header_only) read_to(header_start + header_length);
   if (bytes.size() < header_start + header_length)
     throw Failure{where + "truncated header"};
   std::string header(bytes.begin() + header_start,
@@ -429,7 +440,7 @@ int delta_npy_write(const char* path, int32_t kind, const void* data,
 int delta_npy_shape(const char* path, int64_t max_rank, int64_t* rank,
                     int64_t* shape, char* error, int64_t error_size) {
   try {
-    File file = ReadFile(path);
+    File file = ReadFile(path, /*header_only=*/true);
     *rank = static_cast<int64_t>(file.shape.size());
     for (int64_t i = 0; i < *rank && i < max_rank; ++i)
       shape[i] = file.shape[i];

@@ -31,6 +31,14 @@ void Checker::CheckFileExtent(ast::CallExpr* call, Context& context) {
           "pure");
     return;
   }
+  // Its size is a parameter of main's own function, which a lambda (lowered
+  // to a function of its own when transformed) does not see.
+  if (context.in_lambda) {
+    Error(DiagKind::PrintOutsideMain, call->callee->span,
+          "npy_extent is allowed only in main's own body, not in a lambda; "
+          "declare the dim before the lambda");
+    return;
+  }
   auto* path = call->args.size() == 2
                    ? llvm::dyn_cast<ast::NameExpr>(call->args[0].value)
                    : nullptr;

@@ -60,6 +60,7 @@ struct Context {
   FnInfo* function = nullptr;          // null at module level
   ast::LetDecl* module_let = nullptr;  // the module-level let being checked
   bool in_main = false;
+  bool in_lambda = false;  // a lambda's body (main's own or another's)
 };
 
 class Checker;
