@@ -231,8 +231,8 @@ void Checker::CheckFnSignature(FnInfo* fn) {
   bool is_main = fn->module->is_main && decl->name.name == "main";
   for (ast::Param& param : decl->params) {
     // A `path` parameter of main is a file name from the command line, no
-    // value: its type is () and only read_npy and write_npy accept it
-    // (docs/language/io.md).
+    // value: its type is () and only read_npy, write_npy and npy_extent
+    // accept it (docs/language/io.md).
     bool is_path = is_main && param.type &&
                    param.type->kind == ast::TypeExpr::Kind::Named &&
                    param.type->path.size() == 1 &&
