@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -230,17 +232,35 @@ void ForEachElement(const std::vector<int64_t>& sizes,
   }
 }
 
-void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
-          const char* const* names, const int64_t* file_axes, void* out) {
-  std::string where = std::string("cannot read '") + path + "': ";
-  FILE* file = std::fopen(path, "rb");
-  if (file == nullptr) throw Failure{where + std::strerror(errno)};
+// A .npy file read into memory, its header parsed.
+struct File {
   std::vector<unsigned char> bytes;
-  unsigned char chunk[65536];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0)
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  std::fclose(file);
+  Dtype dtype;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+  int64_t count = 0;  // elements
+  size_t data_start = 0;
+};
+
+// Reads the file, or with `header_only` no more of it than its header.
+File ReadFile(const char* path, bool header_only = false) {
+  std::string where = std::string("cannot read '") + path + "': ";
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path, "rb"),
+                                             &std::fclose);
+  if (file == nullptr) throw Failure{where + std::strerror(errno)};
+  File result;
+  std::vector<unsigned char>& bytes = result.bytes;
+  // Reads until `bytes` holds `size` bytes or the file ends.
+  auto read_to = [&](size_t size) {
+    unsigned char chunk[65536];
+    while (bytes.size() < size) {
+      size_t n = std::fread(
+          chunk, 1, std::min(sizeof chunk, size - bytes.size()), file.get());
+      if (n == 0) break;
+      bytes.insert(bytes.end(), chunk, chunk + n);
+    }
+  };
+  read_to(header_only ? 12 : SIZE_MAX);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     throw Failure{where + "not a .npy file"};
   int major = bytes[6];
@@ -257,6 +277,7 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
     throw Failure{where + "unknown .npy format version " +
                   std::to_string(major)};
   }
+  if (header_only) read_to(header_start + header_length);
   if (bytes.size() < header_start + header_length)
     throw Failure{where + "truncated header"};
   std::string header(bytes.begin() + header_start,
@@ -270,20 +291,32 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
       (descr_text.front() != '\'' && descr_text.front() != '"'))
     throw Failure{where + "unsupported dtype " + descr_text};
   std::string descr = descr_text.substr(1, descr_text.size() - 2);
-  Dtype dtype;
+  Dtype& dtype = result.dtype;
   if (!ParseDescr(descr, dtype))
     throw Failure{where + "unsupported dtype '" + descr +
                   "' (little-endian bool, integers, f4 and f8 are read)"};
-  bool fortran = fortran_text == "True";
-  std::vector<int64_t> shape;
+  result.fortran = fortran_text == "True";
+  std::vector<int64_t>& shape = result.shape;
   if (!ParseShape(shape_text, shape)) throw Failure{where + "bad shape"};
   // Bounds the byte counts below (a crafted shape's product could wrap).
-  int64_t count = 0;
   if (delta_element_count(static_cast<int64_t>(shape.size()), shape.data(),
-                          &count) != 0)
+                          &result.count) != 0)
     throw Failure{where + "shape " + ShapeText(shape) + " has more than " +
                   DELTA_MAX_ELEMENTS_TEXT " elements"};
 
+  result.data_start = header_start + header_length;
+  return result;
+}
+
+void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
+          const char* const* names, const int64_t* file_axes, void* out) {
+  std::string where = std::string("cannot read '") + path + "': ";
+  File file = ReadFile(path);
+  const std::vector<int64_t>& shape = file.shape;
+  const Dtype& dtype = file.dtype;
+  bool fortran = file.fortran;
+  int64_t count = file.count;
+  const std::vector<unsigned char>& bytes = file.bytes;
   std::vector<int64_t> expected(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) expected[i] = sizes[file_axes[i]];
   if (shape != expected) {
@@ -297,7 +330,7 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
     throw Failure{std::string("'") + path + "' has shape " + ShapeText(shape) +
                   ", expected " + want};
   }
-  size_t data_start = header_start + header_length;
+  size_t data_start = file.data_start;
   if (bytes.size() < data_start + static_cast<size_t>(count) * dtype.bytes)
     throw Failure{where + "the file is shorter than its shape says"};
   // Strides of the file, in elements, per file axis.
@@ -400,6 +433,23 @@ int delta_npy_write(const char* path, int32_t kind, const void* data,
     return -1;
   } catch (...) {
     SetError(error, error_size, std::string("cannot write '") + path + "'");
+    return -1;
+  }
+}
+
+int delta_npy_shape(const char* path, int64_t max_rank, int64_t* rank,
+                    int64_t* shape, char* error, int64_t error_size) {
+  try {
+    File file = ReadFile(path, /*header_only=*/true);
+    *rank = static_cast<int64_t>(file.shape.size());
+    for (int64_t i = 0; i < *rank && i < max_rank; ++i)
+      shape[i] = file.shape[i];
+    return 0;
+  } catch (const Failure& failure) {
+    SetError(error, error_size, failure.message);
+    return -1;
+  } catch (...) {
+    SetError(error, error_size, std::string("cannot read '") + path + "'");
     return -1;
   }
 }

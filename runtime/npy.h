@@ -35,6 +35,12 @@ int delta_npy_write(const char* path, int32_t kind, const void* data,
                     int64_t rank, const int64_t* sizes,
                     const int64_t* file_axes, char* error, int64_t error_size);
 
+/* The shape of the .npy file `path`: its rank in `rank` and its first
+   `max_rank` extents in `shape`. Returns 0, or -1 with a message as
+   delta_npy_read does. */
+int delta_npy_shape(const char* path, int64_t max_rank, int64_t* rank,
+                    int64_t* shape, char* error, int64_t error_size);
+
 /* For generated code: the same, reporting failure through delta_fail at
    the source location `file:line:column` of the read_npy or write_npy. */
 void delta_read_npy(const char* file, int32_t line, int32_t column,

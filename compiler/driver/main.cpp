@@ -199,7 +199,10 @@ int Main(int argc, char** argv) {
       "run",
       "Compile `main` (JIT) and run it: dlc run [--interp] FILE [ARGS...]");
   run_command->add_option("file", run.input, "The .dl file to run")->required();
-  run_command->add_option("args", run.args, "Arguments for the program");
+  run_command->add_option(
+      "args", run.args,
+      "Values of main's parameters (docs/language/io.md); -- before them "
+      "if one starts with -");
   run_command->add_flag("--interp", run.interpret,
                         "Run with the IR interpreter instead of native code");
   run_command->add_option("--target", run.target, "cpu or cuda")

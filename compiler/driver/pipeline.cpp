@@ -178,6 +178,7 @@ ExitStatus BuildLibrary(const Compiled& compiled,
 // program prints through the runtime (C stdio); a run-time error exits with
 // status 1 from inside the program.
 ExitStatus RunNative(const ir::Module& module, int opt_level,
+                     const std::vector<std::string>& argv,
                      llvm::raw_ostream& out, llvm::raw_ostream& err,
                      codegen::HostHooks* hooks = nullptr) {
   out.flush();
@@ -185,11 +186,12 @@ ExitStatus RunNative(const ir::Module& module, int opt_level,
   codegen_options.opt_level = opt_level;
   codegen_options.hooks = hooks;
   std::string error;
-  if (!codegen::RunMain(module, codegen_options, error)) {
+  int status = 0;
+  if (!codegen::RunMain(module, codegen_options, argv, status, error)) {
     err << "dlc: error: " << error << "\n";
     return kExitCompileError;
   }
-  return kExitSuccess;
+  return status == 0 ? kExitSuccess : kExitCompileError;
 }
 
 // --target=cuda: the module's kernels as PTX (docs/gpu.md). Null after
@@ -290,21 +292,26 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
                  "'" + options.input + "' has no fn main() to run");
     return kExitCompileError;
   }
+  // The program's argv: its name (for a usage message), then ARGS, which
+  // fill main's parameters (docs/language/io.md).
+  std::vector<std::string> argv = {llvm::sys::path::stem(options.input).str()};
+  argv.insert(argv.end(), options.args.begin(), options.args.end());
   if (!options.interpret && options.target == "cuda") {
     auto compilation = CompileCuda(*compiled.module, options, err);
     if (!compilation) return kExitCompileError;
-    return RunNative(*compiled.module, options.opt_level, out, err,
+    return RunNative(*compiled.module, options.opt_level, argv, out, err,
                      &cuda::Hooks(*compilation));
   }
   if (!options.interpret)
-    return RunNative(*compiled.module, options.opt_level, out, err);
-  if (llvm::Error error = interpreter::RunMain(*compiled.module, out)) {
-    out.flush();
-    err << llvm::toString(std::move(error)) << "\n";
+    return RunNative(*compiled.module, options.opt_level, argv, out, err);
+  llvm::Expected<int> status =
+      interpreter::RunMain(*compiled.module, out, argv);
+  out.flush();
+  if (!status) {
+    err << llvm::toString(status.takeError()) << "\n";
     return kExitCompileError;
   }
-  out.flush();
-  return kExitSuccess;
+  return *status == 0 ? kExitSuccess : kExitCompileError;
 }
 
 ExitStatus Check(const CheckCommandOptions& options, llvm::raw_ostream& out,

@@ -229,11 +229,39 @@ class Function {
   std::vector<std::unique_ptr<Dim>> owned_dims_;
 };
 
+// A parameter of the program's `main`, filled from the command line
+// (docs/language/io.md): a scalar that is one of main's IR parameters, in
+// order, or a file path, which has no IR value (a read_npy or write_npy
+// names it by its position: Note [Path arguments]).
+//
+// Note [Path arguments]: the IR has no string values, so the read_npy or
+// write_npy of a file named by main's parameter number k (counting every
+// parameter) carries print_items {{true, "k"}} instead of the literal's
+// {{false, "file.npy"}}; generated code and the interpreter take the text
+// from the runtime's delta_path_arg(k) (runtime/args.h).
+struct ProgramParam {
+  std::string name;
+  std::optional<ElemKind> elem;  // empty: a path
+};
+
+// A size that main takes from a file before it runs,
+// `dim n = npy_extent(data, 0);` (docs/language/io.md): the extent of axis
+// `axis` of the .npy file named by main's parameter `path_param` (a path).
+// Each is one more i64 parameter of main's IR function, after those of
+// main_params; `loc` is the npy_extent's, for errors.
+struct FileExtent {
+  int64_t path_param = 0;
+  int64_t axis = 0;
+  Loc loc;
+};
+
 class Module {
  public:
   std::string name;
   std::vector<std::unique_ptr<Function>> functions;
   std::vector<std::unique_ptr<Dim>> dims;  // module-level constant dims
+  std::vector<ProgramParam> main_params;   // every parameter of `main`
+  std::vector<FileExtent> main_extents;    // sizes main reads from files
 
   Function* AddFunction(std::string name);
   Function* FindFunction(llvm::StringRef name) const;

@@ -131,7 +131,11 @@ class Printer {
       // read_npy and write_npy: the path, then the operands.
       bool path = (op.kind == OpKind::ReadNpy || op.kind == OpKind::WriteNpy) &&
                   !op.print_items.empty();
-      if (path) out_ << " \"" << op.print_items[0].text << '"';
+      // Note [Path arguments]: `arg k`, main's parameter k.
+      if (path && op.print_items[0].is_value)
+        out_ << " arg " << op.print_items[0].text;
+      else if (path)
+        out_ << " \"" << op.print_items[0].text << '"';
       for (size_t i = 0; i < op.operands.size(); ++i) {
         out_ << (i || path ? ", " : " ");
         Use(op.operands[i]);

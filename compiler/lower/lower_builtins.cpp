@@ -288,21 +288,26 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
       if (info)
         for (const sema::DimInfo* dim : info->dim_args)
           dims.push_back(DimOf(dim));
-      std::string path =
-          llvm::cast<ast::StringLitExpr>(call->args[0].value)->value;
+      // A literal, or main's `path` parameter: Note [Path arguments].
+      ir::PrintItem path;
+      if (auto* name = llvm::dyn_cast<ast::NameExpr>(call->args[0].value))
+        path = {true, std::to_string(name->symbol->path_arg)};
+      else
+        path = {false,
+                llvm::cast<ast::StringLitExpr>(call->args[0].value)->value};
       if (builtin == B::ReadNpy) {
         SetLoc(call->span);
         ir::Type type = LeafType(call->type);
         ir::Op* op = b.Create(ir::OpKind::ReadNpy, {}, {type});
         op->dims = std::move(dims);
-        op->print_items = {{false, path}};
+        op->print_items = {path};
         return {op->result()};
       }
       ir::Value* x = arg(1).front();
       SetLoc(call->span);
       ir::Op* op = b.Create(ir::OpKind::WriteNpy, {x}, {});
       op->dims = std::move(dims);
-      op->print_items = {{false, path}};
+      op->print_items = {path};
       return {};
     }
     case B::Grad:

@@ -192,6 +192,15 @@ ir::Function* Lowerer::FunctionFor(const sema::FnInfo* fn) {
     }
   }
   function->result_types = Flatten(fn->signature.result, &dims);
+  if (fn->module->is_main && fn->decl->name.name == "main") {
+    // Filled from the command line: one scalar IR parameter each, or a path.
+    for (size_t i = 0; i < fn->signature.params.size(); ++i) {
+      ir::ProgramParam param{fn->signature.param_names[i].str(), std::nullopt};
+      if (!fn->path_params[i])
+        param.elem = Flatten(fn->signature.params[i], &dims).front().elem;
+      module_->main_params.push_back(std::move(param));
+    }
+  }
   if (fn->custom_vjp) function->custom_vjp = FunctionFor(fn->custom_vjp);
   worklist_.push_back([this, fn, function, dims]() {
     local_dims_.clear();
@@ -284,6 +293,9 @@ void Lowerer::Stmt(const ast::Stmt* stmt) {
     if (auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
         name && name->symbol && name->symbol->kind == sema::Symbol::Kind::Dim)
       size = builder_->Size(DimOf(name->symbol->dim));
+    else if (auto* call = llvm::dyn_cast<ast::CallExpr>(dim->size);
+             call && in_main_ && IsFileExtent(call))
+      size = FileExtent(call);
     else
       size = Expr(dim->size).front();
     const sema::DimInfo* info = dim->symbol->dim;
@@ -294,6 +306,39 @@ void Lowerer::Stmt(const ast::Stmt* stmt) {
     return;
   }
   Expr(llvm::cast<ast::ExprStmt>(stmt)->expr);
+}
+
+// `npy_extent(data, 0)` as sema accepts it in a dim of main: no symbol for
+// the callee, main's `path` parameter first.
+bool Lowerer::IsFileExtent(const ast::CallExpr* call) {
+  auto* callee = llvm::dyn_cast<ast::NameExpr>(call->callee);
+  auto* path = call->args.size() == 2
+                   ? llvm::dyn_cast<ast::NameExpr>(call->args[0].value)
+                   : nullptr;
+  return callee && !callee->symbol && callee->name.name == "npy_extent" &&
+         path && path->symbol && path->symbol->path_arg >= 0;
+}
+
+// A size main takes from a file: one more i64 parameter of main, which the
+// program's entry point reads from the file before main runs
+// (ir::FileExtent).
+ir::Value* Lowerer::FileExtent(const ast::CallExpr* call) {
+  auto* path = llvm::cast<ast::NameExpr>(call->args[0].value);
+  auto* axis = llvm::cast<ast::IntLitExpr>(call->args[1].value);
+  module_->main_extents.push_back({path->symbol->path_arg,
+                                   static_cast<int64_t>(axis->value),
+                                   LocOf(call->span)});
+  ir::Function* function = builder_->function();
+  ir::Block* body = function->body.get();
+  std::string name = path->name.name.str() + "_extent";
+  ir::Value* value =
+      function->NewValue(ir::Type{ir::ElemKind::I64, nullptr, {}}, name);
+  value->block = body;
+  value->index = static_cast<unsigned>(body->args.size());
+  body->args.push_back(value);
+  function->params.push_back(value);
+  function->param_names.push_back(name);
+  return value;
 }
 
 void Lowerer::BindPattern(const ast::Pattern* pattern, const Leaves& leaves) {

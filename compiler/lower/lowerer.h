@@ -123,6 +123,8 @@ class Lowerer {
   ir::Loc LocOf(Span span);
   void SetLoc(Span span) { builder_->SetLoc(LocOf(span)); }
   void Unsupported(Span span, const std::string& what);
+  bool IsFileExtent(const ast::CallExpr* call);
+  ir::Value* FileExtent(const ast::CallExpr* call);
   bool failed() const { return failed_; }
   ir::Value* Const(const ir::Type& type, double value);
 

@@ -524,8 +524,8 @@ const Type* BuiltinChecker::CheckPrint() {
 }
 
 // `read_npy("path", d…)` and `write_npy("path", x, d…)`: the path is a
-// string literal and the dims, in the file's axis order, are distinct
-// (docs/language/io.md). Only `main` has effects.
+// string literal or a `path` parameter of main, and the dims, in the file's
+// axis order, are distinct (docs/language/io.md). Only `main` has effects.
 bool BuiltinChecker::CheckNpyPath() {
   if (!context_.in_main) {
     checker_.Error(DiagKind::PrintOutsideMain, call_->callee->span,
@@ -533,11 +533,24 @@ bool BuiltinChecker::CheckNpyPath() {
                        " is allowed only in the body of main; functions "
                        "are pure");
   }
+  // A `path` parameter of main names a file given on the command line.
+  if (auto* name =
+          ArgCount() > 0 ? llvm::dyn_cast<ast::NameExpr>(Arg(0)) : nullptr) {
+    const Symbol* symbol = context_.scope->Lookup(name->name.name);
+    if (symbol && symbol->kind == Symbol::Kind::Value &&
+        symbol->path_arg >= 0) {
+      name->symbol = const_cast<Symbol*>(symbol);
+      name->type = types_.Unit();
+      return true;
+    }
+  }
   auto* path =
       ArgCount() > 0 ? llvm::dyn_cast<ast::StringLitExpr>(Arg(0)) : nullptr;
   if (!path) {
     Fail(ArgCount() > 0 ? Arg(0)->span : call_->span,
-         std::string("`") + name_ + "` needs a file path as a string literal");
+         std::string("`") + name_ +
+             "` needs a file path: a string literal or a `path` parameter "
+             "of main");
     return false;
   }
   path->type = types_.Unit();

@@ -88,6 +88,7 @@ const Signature* Checker::LambdaSignature(
   context.scope = callable->lambda_scope;
   context.function = callable->lambda_owner;
   context.in_main = callable->lambda_in_main;
+  context.in_lambda = true;
   for (size_t i = 0; i < lambda->params.size(); ++i) {
     ast::Param& param = lambda->params[i];
     const Type* type = param.type ? ResolveTypeExpr(param.type, context.scope)

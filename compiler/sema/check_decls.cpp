@@ -228,7 +228,23 @@ void Checker::CheckFnSignature(FnInfo* fn) {
   local_dim_names_.clear();
   if (decl->body) CollectLocalDimNames(decl->body, local_dim_names_);
   signature.size_params = DeclareSizeParams(decl->size_params, scope);
+  bool is_main = fn->module->is_main && decl->name.name == "main";
   for (ast::Param& param : decl->params) {
+    // A `path` parameter of main is a file name from the command line, no
+    // value: its type is () and only read_npy, write_npy and npy_extent
+    // accept it (docs/language/io.md).
+    bool is_path = is_main && param.type &&
+                   param.type->kind == ast::TypeExpr::Kind::Named &&
+                   param.type->path.size() == 1 &&
+                   param.type->path.front().name == "path" &&
+                   param.type->brackets.empty() && !scope->Lookup("path");
+    fn->path_params.push_back(is_path);
+    if (is_path) {
+      param.type->type = types().Unit();
+      signature.param_names.push_back(param.name.name);
+      signature.params.push_back(types().Unit());
+      continue;
+    }
     const Type* type =
         param.type ? ResolveTypeExpr(param.type, scope) : types().Error();
     signature.param_names.push_back(param.name.name);
@@ -239,6 +255,29 @@ void Checker::CheckFnSignature(FnInfo* fn) {
                          : types().Unit();
   local_dim_names_.clear();
   signature_scopes_[fn] = scope;  // the body sees the size parameters
+}
+
+// `main`'s parameters come from the command line (docs/language/io.md):
+// each is a scalar of a number type or bool, or a `path`; it has no size
+// parameters and returns ().
+void Checker::CheckMainSignature(ast::FnDecl* decl) {
+  const FnInfo* fn = decl->symbol->fn;
+  if (!decl->size_params.empty() || !fn->signature.result->IsUnit()) {
+    Error(DiagKind::BadMain, decl->name.span,
+          "`main` has no size parameters and returns ()");
+    return;
+  }
+  for (size_t i = 0; i < decl->params.size(); ++i) {
+    const Type* type = fn->signature.params[i];
+    if (fn->path_params[i] || type->IsError() ||
+        (type->kind == Type::Kind::Scalar && type->dims.empty()))
+      continue;
+    const ast::Param& param = decl->params[i];
+    Error(DiagKind::BadMain, param.type ? param.type->span : param.name.span,
+          "a parameter of `main` comes from the command line: it is an i32, "
+          "i64, f32, f64, bool or path, not " +
+              TypeString(type));
+  }
 }
 
 void Checker::CheckFnBody(FnInfo* fn) {
@@ -253,6 +292,8 @@ void Checker::CheckFnBody(FnInfo* fn) {
     Symbol* symbol =
         NewSymbol(Symbol::Kind::Value, param.name.name, param.name.span);
     symbol->type = fn->signature.params[i];
+    if (i < fn->path_params.size() && fn->path_params[i])
+      symbol->path_arg = static_cast<int>(i);
     param.symbol = symbol;
     if (const Symbol* same = context.scope->LookupLocal(param.name.name);
         same && same->kind == Symbol::Kind::Value) {
@@ -431,11 +472,7 @@ void Checker::CheckModule(ModuleInfo* module) {
     auto* fn = llvm::dyn_cast<ast::FnDecl>(decl);
     if (!fn || !fn->symbol) continue;
     CheckFnBody(fn->symbol->fn);
-    if (fn->name.name == "main" && module->is_main &&
-        (!fn->params.empty() || !fn->size_params.empty() ||
-         !fn->symbol->fn->signature.result->IsUnit()))
-      Error(DiagKind::BadMain, fn->name.span,
-            "`main` takes no parameters and returns ()");
+    if (fn->name.name == "main" && module->is_main) CheckMainSignature(fn);
   }
   CheckRecursion(module);
   import_stack_.pop_back();

@@ -219,6 +219,14 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
       name->symbol = const_cast<Symbol*>(symbol);
       switch (symbol->kind) {
         case Symbol::Kind::Value:
+          if (symbol->path_arg >= 0) {
+            Error(DiagKind::NotAValue, name->span,
+                  "`" + name->name.name.str() +
+                      "` is a path from the command line, not a value; it "
+                      "can only name the file of read_npy, write_npy or "
+                      "npy_extent");
+            break;
+          }
           if (symbol->module_let && context.function)
             context.function->lets_used.push_back(symbol->module_let);
           else if (symbol->module_let && context.module_let)

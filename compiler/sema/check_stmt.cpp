@@ -6,6 +6,59 @@
 
 namespace delta::sema {
 
+namespace {
+
+// `npy_extent(…)` where no declaration hides the name.
+ast::CallExpr* AsFileExtent(ast::Expr* expr, const Scope* scope) {
+  auto* call = llvm::dyn_cast<ast::CallExpr>(expr);
+  auto* callee = call ? llvm::dyn_cast<ast::NameExpr>(call->callee) : nullptr;
+  if (!callee || callee->name.name != "npy_extent" ||
+      scope->Lookup(callee->name.name))
+    return nullptr;
+  return call;
+}
+
+}  // namespace
+
+// `dim n = npy_extent(data, 0);` in main: the size is read from the file
+// that main's `path` parameter `data` names, before main runs
+// (docs/language/io.md); the axis is an integer literal.
+void Checker::CheckFileExtent(ast::CallExpr* call, Context& context) {
+  call->type = types().Scalar(ScalarKind::I64);
+  if (!context.in_main) {
+    Error(DiagKind::PrintOutsideMain, call->callee->span,
+          "npy_extent is allowed only in the body of main; functions are "
+          "pure");
+    return;
+  }
+  // Its size is a parameter of main's own function, which a lambda (lowered
+  // to a function of its own when transformed) does not see.
+  if (context.in_lambda) {
+    Error(DiagKind::PrintOutsideMain, call->callee->span,
+          "npy_extent is allowed only in main's own body, not in a lambda; "
+          "declare the dim before the lambda");
+    return;
+  }
+  auto* path = call->args.size() == 2
+                   ? llvm::dyn_cast<ast::NameExpr>(call->args[0].value)
+                   : nullptr;
+  const Symbol* symbol =
+      path ? context.scope->Lookup(path->name.name) : nullptr;
+  auto* axis = call->args.size() == 2
+                   ? llvm::dyn_cast<ast::IntLitExpr>(call->args[1].value)
+                   : nullptr;
+  if (!symbol || symbol->kind != Symbol::Kind::Value || symbol->path_arg < 0 ||
+      !axis || call->args[0].label || call->args[1].label) {
+    Error(DiagKind::BadBuiltinUse, call->span,
+          "npy_extent(file, axis) takes a `path` parameter of main and an "
+          "integer literal");
+    return;
+  }
+  path->symbol = const_cast<Symbol*>(symbol);
+  path->type = types().Unit();
+  axis->type = types().Scalar(ScalarKind::I64);
+}
+
 const Type* Checker::CheckBlock(ast::BlockExpr* block, Context& context) {
   Context inner = context;
   for (ast::Stmt* stmt : block->stmts) CheckStmt(stmt, inner);
@@ -86,6 +139,8 @@ void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
       name->symbol = const_cast<Symbol*>(named);
       name->type = types().Scalar(ScalarKind::I64);
       constant = named->dim->constant_size;
+    } else if (auto* call = AsFileExtent(dim->size, context.scope)) {
+      CheckFileExtent(call, context);
     } else {
       Expect(types().Scalar(ScalarKind::I64), CheckExpr(dim->size, context),
              dim->size->span, "a dim size is an i64");

@@ -60,6 +60,7 @@ struct Context {
   FnInfo* function = nullptr;          // null at module level
   ast::LetDecl* module_let = nullptr;  // the module-level let being checked
   bool in_main = false;
+  bool in_lambda = false;  // a lambda's body (main's own or another's)
 };
 
 class Checker;
@@ -208,6 +209,8 @@ class Checker {
                                     const std::vector<const Type*>* arg_types,
                                     Span use);
   void CheckFnBody(FnInfo* fn);
+  void CheckMainSignature(ast::FnDecl* decl);
+  void CheckFileExtent(ast::CallExpr* call, Context& context);
   void CheckStructDecl(StructInfo* info, const Scope* scope);
   // After `field` of `info` is resolved: a struct that holds itself,
   // directly or through tuples, arrays or other structs, is an error, and

@@ -67,9 +67,11 @@ class TypePrinter {
     out_ << "fn " << decl->name.name;
     PrintSizeParams(fn->signature.size_params);
     out_ << "(";
-    for (size_t i = 0; i < fn->signature.params.size(); ++i)
+    for (size_t i = 0; i < fn->signature.params.size(); ++i) {
+      bool is_path = i < fn->path_params.size() && fn->path_params[i];
       out_ << (i ? ", " : "") << fn->signature.param_names[i] << ": "
-           << Type(fn->signature.params[i]);
+           << (is_path ? "path" : Type(fn->signature.params[i]));
+    }
     out_ << ") -> " << Type(fn->signature.result) << "\n";
     if (!options.locals) return;
     size_t params = decl->params.size();

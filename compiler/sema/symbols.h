@@ -38,6 +38,7 @@ struct Symbol {
   sema::Builtin builtin{};             // Builtin
   ast::LetDecl* module_let = nullptr;  // a module-level let, typed on demand
   const ModuleInfo* owner = nullptr;   // the module that declares it
+  int path_arg = -1;  // a `path` parameter of main: its position
 };
 
 // A scope is a persistent chain: adding a name makes a new scope whose parent
@@ -81,6 +82,7 @@ struct FnInfo {
   FnInfo* vjp_rule_for = nullptr;  // set on a rule: the function it serves
   std::vector<FnInfo*> callees;    // for the recursion check
   std::vector<ast::LetDecl*> lets_used;  // module-level lets it reads
+  std::vector<bool> path_params;         // main: which parameters are `path`s
   // Locals of the body in order, for `dlc check --types --locals`.
   std::vector<const Symbol*> locals;
 };

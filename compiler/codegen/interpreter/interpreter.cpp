@@ -3,10 +3,12 @@
 // This file holds the Interpreter, the evaluator's frame (values and dim
 // sizes of one call), blocks and regions, and the dispatch of ops to the
 // files that run them.
+#include <cstring>
 #include <new>
 #include <utility>
 
 #include "compiler/codegen/interpreter/evaluator.h"
+#include "runtime/args.h"
 #include "runtime/format.h"
 
 namespace delta::interpreter {
@@ -15,6 +17,56 @@ namespace {
 
 // The language has no recursion; this only stops malformed IR.
 constexpr int kMaxCallDepth = 1000;
+
+// A parameter's kind for delta_parse_args (main's are never indices).
+int32_t RuntimeKind(ElemKind elem) {
+  switch (elem) {
+    case ElemKind::F32:
+      return DELTA_ELEM_F32;
+    case ElemKind::F64:
+      return DELTA_ELEM_F64;
+    case ElemKind::I32:
+      return DELTA_ELEM_I32;
+    case ElemKind::Bool:
+      return DELTA_ELEM_BOOL;
+    case ElemKind::I64:
+    case ElemKind::Index:
+      break;
+  }
+  return DELTA_ELEM_I64;
+}
+
+// The value that delta_parse_args wrote to `slot` (runtime/args.h).
+Tensor SlotValue(ElemKind elem, uint64_t slot) {
+  switch (elem) {
+    case ElemKind::F32: {
+      float value = 0;
+      std::memcpy(&value, &slot, sizeof value);
+      return Tensor::Float(elem, value);
+    }
+    case ElemKind::F64: {
+      double value = 0;
+      std::memcpy(&value, &slot, sizeof value);
+      return Tensor::Float(elem, value);
+    }
+    case ElemKind::I32: {
+      int32_t value = 0;
+      std::memcpy(&value, &slot, sizeof value);
+      return Tensor::Int(elem, value);
+    }
+    case ElemKind::Bool: {
+      unsigned char value = 0;
+      std::memcpy(&value, &slot, sizeof value);
+      return Tensor::Bool(value != 0);
+    }
+    case ElemKind::I64:
+    case ElemKind::Index:
+      break;
+  }
+  int64_t value = 0;
+  std::memcpy(&value, &slot, sizeof value);
+  return Tensor::Int(ElemKind::I64, value);
+}
 
 }  // namespace
 
@@ -37,15 +89,64 @@ Interpreter::Interpreter(const Module& module, llvm::raw_ostream& out,
     : module_(module), out_(out), options_(options) {}
 
 Error RunMain(const Module& module, llvm::raw_ostream& out) {
+  Expected<int> status = RunMain(module, out, {"main"});
+  if (!status) return status.takeError();
+  if (*status != 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "error: main needs arguments");
+  return Error::success();
+}
+
+Expected<int> RunMain(const Module& module, llvm::raw_ostream& out,
+                      const std::vector<std::string>& args) {
   const Function* main = module.FindFunction("main");
   if (!main)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "error: the module has no main function");
+  // One slot per parameter (runtime/args.h); paths stay with the runtime.
+  std::vector<const char*> names;
+  std::vector<int32_t> kinds;
+  for (const ir::ProgramParam& param : module.main_params) {
+    names.push_back(param.name.c_str());
+    kinds.push_back(param.elem ? RuntimeKind(*param.elem) : DELTA_ARG_PATH);
+  }
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  argv.push_back(nullptr);
+  std::vector<uint64_t> slots(names.size());
+  out.flush();
+  if (delta_parse_args(static_cast<int32_t>(args.size()), argv.data(),
+                       static_cast<int64_t>(names.size()), names.data(),
+                       kinds.data(), slots.data()) != 0)
+    return 1;
+  std::vector<Tensor> values;
+  for (size_t i = 0; i < module.main_params.size(); ++i) {
+    if (!module.main_params[i].elem) continue;
+    values.push_back(SlotValue(*module.main_params[i].elem, slots[i]));
+  }
+  // Sizes read from files (ir::FileExtent), main's last parameters.
+  if (!module.main_extents.empty()) {
+    std::vector<int64_t> path_params, axes, sizes(module.main_extents.size());
+    std::vector<int32_t> lines, columns;
+    for (const ir::FileExtent& extent : module.main_extents) {
+      path_params.push_back(extent.path_param);
+      axes.push_back(extent.axis);
+      lines.push_back(static_cast<int32_t>(extent.loc.line));
+      columns.push_back(static_cast<int32_t>(extent.loc.column));
+    }
+    if (delta_npy_extents(static_cast<int64_t>(sizes.size()),
+                          path_params.data(), axes.data(),
+                          module.main_extents.front().loc.file.c_str(),
+                          lines.data(), columns.data(), sizes.data()) != 0)
+      return 1;
+    for (int64_t size : sizes)
+      values.push_back(Tensor::Int(ElemKind::I64, size));
+  }
   Interpreter interpreter(module, out);
-  auto results = interpreter.Call(*main, {});
+  auto results = interpreter.Call(*main, std::move(values));
   out.flush();
   if (!results) return results.takeError();
-  return Error::success();
+  return 0;
 }
 
 Expected<int64_t> Evaluator::DimSize(const Dim* dim, const Loc& loc) {

@@ -86,7 +86,14 @@ class Interpreter {
   int call_depth_ = 0;
 };
 
-// Runs the module's `main` function.
+// Runs the module's `main` function; it must have no parameters.
 llvm::Error RunMain(const ir::Module& module, llvm::raw_ostream& out);
+
+// Runs `main` with `args` as the program's argv (args[0]: its name for
+// messages; the rest fill main's parameters, parsed by the runtime's
+// delta_parse_args as compiled programs do). Returns the exit status: 0, or
+// 1 after a usage message on stderr when the arguments do not fit.
+llvm::Expected<int> RunMain(const ir::Module& module, llvm::raw_ostream& out,
+                            const std::vector<std::string>& args);
 
 }  // namespace delta::interpreter

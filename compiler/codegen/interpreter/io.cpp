@@ -1,6 +1,7 @@
 // Ops with effects outside the program: print, which writes the §7 text of
 // its values, and read_npy and write_npy through the runtime's .npy code.
 #include "compiler/codegen/interpreter/evaluator.h"
+#include "runtime/args.h"
 #include "runtime/format.h"
 #include "runtime/npy.h"
 
@@ -35,7 +36,10 @@ Error Evaluator::RunNpy(const Op& op) {
   if (op.print_items.size() != 1 || op.operands.size() != (read ? 0u : 1u) ||
       op.results.size() != (read ? 1u : 0u))
     return InternalError(op, "needs a path and one array");
-  const std::string& path = op.print_items[0].text;
+  // Note [Path arguments]: main's parameter number k, from the runtime.
+  std::string path = op.print_items[0].is_value
+                         ? delta_path_arg(std::stoll(op.print_items[0].text))
+                         : op.print_items[0].text;
   Tensor tensor;
   if (read) {
     Expected<Tensor> result = New(op.results[0]->type, op.loc);

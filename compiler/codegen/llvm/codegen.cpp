@@ -9,8 +9,11 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <algorithm>
+
 #include "compiler/codegen/llvm/emitter.h"
 #include "compiler/codegen/llvm/target.h"
+#include "runtime/args.h"
 #include "runtime/format.h"
 
 namespace delta::codegen {
@@ -129,17 +132,103 @@ void DeclareRuntime(ModuleContext& context) {
   set_location->setMemoryEffects(llvm::MemoryEffects::inaccessibleMemOnly());
 }
 
-// The C entry point of an executable: runs the Delta `main`, then flushes.
-void EmitCMain(ModuleContext& context, llvm::Function* delta_main) {
+// The C entry point of an executable (and of `dlc run`'s JIT): parses the
+// command line into main's parameters with the runtime's delta_parse_args
+// (runtime/args.h), runs the Delta `main`, then flushes. Exits 1 with a
+// usage message when the arguments do not fit.
+void EmitCMain(ModuleContext& context, const ir::Module& ir_module,
+               llvm::Function* delta_main) {
   llvm::Module& module = *context.module;
   llvm::LLVMContext& llvm_context = module.getContext();
   llvm::Type* i32 = llvm::Type::getInt32Ty(llvm_context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(llvm_context);
   llvm::Type* ptr = llvm::PointerType::getUnqual(llvm_context);
   auto* main = llvm::Function::Create(
       llvm::FunctionType::get(i32, {i32, ptr}, false),
       llvm::GlobalValue::ExternalLinkage, "main", module);
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(llvm_context, "", main));
-  builder.CreateCall(delta_main);
+
+  const std::vector<ir::ProgramParam>& params = ir_module.main_params;
+  std::vector<llvm::Constant*> names;
+  std::vector<llvm::Constant*> kinds;
+  for (const ir::ProgramParam& param : params) {
+    names.push_back(context.String(param.name));
+    kinds.push_back(builder.getInt32(param.elem ? RuntimeElemKind(*param.elem)
+                                                : DELTA_ARG_PATH));
+  }
+  auto constant_array = [&](llvm::Type* element,
+                            std::vector<llvm::Constant*>& values,
+                            const char* name) -> llvm::Constant* {
+    auto* type = llvm::ArrayType::get(element, values.size());
+    return new llvm::GlobalVariable(
+        module, type, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(type, values), name);
+  };
+  llvm::Value* names_array = constant_array(ptr, names, "param_names");
+  llvm::Value* kinds_array = constant_array(i32, kinds, "param_kinds");
+  auto* slots_type =
+      llvm::ArrayType::get(i64, std::max<size_t>(params.size(), 1));
+  llvm::Value* slots = builder.CreateAlloca(slots_type, nullptr, "slots");
+  llvm::FunctionCallee parse = module.getOrInsertFunction(
+      "delta_parse_args",
+      llvm::FunctionType::get(i32, {i32, ptr, i64, ptr, ptr, ptr}, false));
+  llvm::Value* status = builder.CreateCall(
+      parse, {main->getArg(0), main->getArg(1),
+              builder.getInt64(static_cast<int64_t>(params.size())),
+              names_array, kinds_array, slots});
+  auto* failed = llvm::BasicBlock::Create(llvm_context, "failed", main);
+  auto* run = llvm::BasicBlock::Create(llvm_context, "run", main);
+  builder.CreateCondBr(builder.CreateICmpNE(status, builder.getInt32(0)),
+                       failed, run);
+  builder.SetInsertPoint(failed);
+  builder.CreateRet(builder.getInt32(1));
+
+  builder.SetInsertPoint(run);
+  // Sizes read from files (ir::FileExtent), the last parameters of main.
+  const std::vector<ir::FileExtent>& extents = ir_module.main_extents;
+  llvm::Value* sizes = nullptr;
+  if (!extents.empty()) {
+    std::vector<llvm::Constant*> path_params, axes, lines, columns;
+    for (const ir::FileExtent& extent : extents) {
+      path_params.push_back(builder.getInt64(extent.path_param));
+      axes.push_back(builder.getInt64(extent.axis));
+      lines.push_back(builder.getInt32(extent.loc.line));
+      columns.push_back(builder.getInt32(extent.loc.column));
+    }
+    sizes =
+        builder.CreateAlloca(i64, builder.getInt64(extents.size()), "sizes");
+    llvm::FunctionCallee read_extents = module.getOrInsertFunction(
+        "delta_npy_extents",
+        llvm::FunctionType::get(i32, {i64, ptr, ptr, ptr, ptr, ptr, ptr},
+                                false));
+    llvm::Value* read_status = builder.CreateCall(
+        read_extents, {builder.getInt64(static_cast<int64_t>(extents.size())),
+                       constant_array(i64, path_params, "extent_params"),
+                       constant_array(i64, axes, "extent_axes"),
+                       context.String(extents.front().loc.file),
+                       constant_array(i32, lines, "extent_lines"),
+                       constant_array(i32, columns, "extent_columns"), sizes});
+    auto* read = llvm::BasicBlock::Create(llvm_context, "read", main);
+    builder.CreateCondBr(builder.CreateICmpNE(read_status, builder.getInt32(0)),
+                         failed, read);
+    builder.SetInsertPoint(read);
+  }
+  std::vector<llvm::Value*> args;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].elem) continue;  // a path: delta_path_arg(i)
+    llvm::Value* slot =
+        builder.CreateConstInBoundsGEP2_64(slots_type, slots, 0, i);
+    ir::ElemKind elem = *params[i].elem;
+    llvm::Value* value =
+        builder.CreateLoad(MemoryType(llvm_context, elem), slot);
+    if (elem == ir::ElemKind::Bool)
+      value = builder.CreateICmpNE(value, builder.getInt8(0));
+    args.push_back(value);
+  }
+  for (size_t i = 0; i < extents.size(); ++i)
+    args.push_back(builder.CreateLoad(
+        i64, builder.CreateConstInBoundsGEP1_64(i64, sizes, i)));
+  builder.CreateCall(delta_main, args);
   builder.CreateCall(module.getOrInsertFunction(
       "delta_flush", llvm::FunctionType::get(builder.getVoidTy(), false)));
   builder.CreateRet(builder.getInt32(0));
@@ -223,7 +312,7 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
         .EmitBody();
   if (options.emit_c_main) {
     if (const ir::Function* main = module.FindFunction("main"))
-      EmitCMain(module_context, module_context.functions[main]);
+      EmitCMain(module_context, module, module_context.functions[main]);
   }
 
   std::string problems;

@@ -17,7 +17,7 @@ class HostHooks;
 struct CodegenOptions {
   int opt_level = 2;  // 0..3, as -O0..-O3
   // Also define the C `int main(int, char**)` that runs the Delta `main`
-  // (for executables; the JIT calls the Delta `main` directly).
+  // (for executables and for `dlc run`, whose JIT calls it).
   bool emit_c_main = false;
   // Another backend's share of the host code (the CUDA backend's launches);
   // null for plain CPU code. See emitter.h.

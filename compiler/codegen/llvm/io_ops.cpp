@@ -106,7 +106,18 @@ void FunctionEmitter::EmitNpy(const ir::Op& op) {
                           : llvm::ConstantPointerNull::get(builder_.getPtrTy());
   llvm::Value* line = builder_.getInt32(loc.line);
   llvm::Value* column = builder_.getInt32(loc.column);
-  llvm::Value* path = module_.String(op.print_items[0].text);
+  llvm::Value* path = nullptr;
+  if (op.print_items[0].is_value) {
+    // Note [Path arguments]: main's parameter number k, from the runtime.
+    llvm::FunctionCallee path_arg = module_.module->getOrInsertFunction(
+        "delta_path_arg",
+        llvm::FunctionType::get(builder_.getPtrTy(), {builder_.getInt64Ty()},
+                                false));
+    path = builder_.CreateCall(
+        path_arg, {builder_.getInt64(std::stoll(op.print_items[0].text))});
+  } else {
+    path = module_.String(op.print_items[0].text);
+  }
   llvm::Value* kind = builder_.getInt32(RuntimeElemKind(type.elem));
   llvm::Type* memory_type = MemoryType(type.elem);
   if (read) {

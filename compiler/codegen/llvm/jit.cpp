@@ -12,6 +12,7 @@
 #include <llvm/Support/Error.h>
 
 #include "compiler/codegen/llvm/target.h"
+#include "runtime/args.h"
 #include "runtime/cuda.h"
 #include "runtime/kernels.h"
 #include "runtime/npy.h"
@@ -41,6 +42,9 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
       {"delta_read_npy", reinterpret_cast<void*>(&delta_read_npy)},
       {"delta_write_npy", reinterpret_cast<void*>(&delta_write_npy)},
       {"delta_flush", reinterpret_cast<void*>(&delta_flush)},
+      {"delta_parse_args", reinterpret_cast<void*>(&delta_parse_args)},
+      {"delta_path_arg", reinterpret_cast<void*>(&delta_path_arg)},
+      {"delta_npy_extents", reinterpret_cast<void*>(&delta_npy_extents)},
       {"delta_parallel_for", reinterpret_cast<void*>(&delta_parallel_for)},
       {"delta_num_threads", reinterpret_cast<void*>(&delta_num_threads)},
       {"delta_gemm_f32", reinterpret_cast<void*>(&delta_gemm_f32)},
@@ -75,6 +79,16 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
 
 bool RunMain(const ir::Module& module, const CodegenOptions& options,
              std::string& error) {
+  int exit_status = 0;
+  return RunMain(module, options, {"main"}, exit_status, error) &&
+         exit_status == 0;
+}
+
+bool RunMain(const ir::Module& module, const CodegenOptions& run_options,
+             const std::vector<std::string>& args, int& exit_status,
+             std::string& error) {
+  CodegenOptions options = run_options;
+  options.emit_c_main = true;
   if (module.FindFunction("main") == nullptr) {
     error = "the program has no `main` function";
     return false;
@@ -128,12 +142,16 @@ bool RunMain(const ir::Module& module, const CodegenOptions& options,
     error = llvm::toString(std::move(added));
     return false;
   }
-  auto main = (*jit)->lookup(LlvmFunctionName("main"));
+  auto main = (*jit)->lookup("main");
   if (!main) {
     error = llvm::toString(main.takeError());
     return false;
   }
-  main->toPtr<void (*)()>()();
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  argv.push_back(nullptr);
+  exit_status = main->toPtr<int (*)(int, const char* const*)>()(
+      static_cast<int>(args.size()), argv.data());
   delta_flush();
   return true;
 }
