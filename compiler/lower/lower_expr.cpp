@@ -239,6 +239,8 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
       SetLoc(expr->span);
       return BroadcastTo(result, Flatten(expr->type));
     }
+    case ast::Expr::Kind::ArrayLit:
+      return ArrayLit(llvm::cast<ast::ArrayLitExpr>(expr));
     case ast::Expr::Kind::Block:
       return Block(llvm::cast<ast::BlockExpr>(expr));
     case ast::Expr::Kind::If: {
@@ -324,6 +326,29 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
     }
   }
   return {};
+}
+
+// See Note [Array literals as selects] in docs/internals/lowering.md.
+Leaves Lowerer::ArrayLit(const ast::ArrayLitExpr* literal) {
+  ir::Builder& b = *builder_;
+  std::vector<Leaves> elements;
+  for (const ast::Expr* element : literal->elements)
+    elements.push_back(Expr(element));
+  SetLoc(literal->span);
+  Leaves result = elements.back();
+  if (elements.size() > 1) {
+    // position = i64(iota over k); leaf = select(position == i, e_i, …).
+    ir::Value* position =
+        b.Convert(b.Iota(DimOf(literal->dim_info)), ir::ElemKind::I64);
+    for (size_t i = elements.size() - 1; i-- > 0;) {
+      ir::Value* here =
+          b.Binary(ir::OpKind::Eq, position,
+                   b.IntConst(ir::ElemKind::I64, static_cast<int64_t>(i)));
+      for (size_t leaf = 0; leaf < result.size(); ++leaf)
+        result[leaf] = b.Select(here, elements[i][leaf], result[leaf]);
+    }
+  }
+  return BroadcastTo(result, Flatten(literal->type));
 }
 
 Leaves Lowerer::CallModuleLet(const sema::Symbol* symbol) {
