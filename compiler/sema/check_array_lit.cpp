@@ -23,20 +23,9 @@ const Type* CheckArrayLit(Checker& checker, ast::ArrayLitExpr* literal,
   literal->dim_info = dim;
   const std::string name = dim->name.str();
   const size_t count = literal->elements.size();
-  if (!dim->constant_size) {
-    checker
-        .Error(DiagKind::ArrayLiteralSize, literal->dim.span,
-               "an array literal needs a dim whose size is known at compile "
-               "time, but the size of `" +
-                   name +
-                   "` is known only at run time; declare one, e.g. "
-                   "`dim " +
-                   name + "_lit = " + std::to_string(count) +
-                   ";`, or build the array with for i in " + name + " { … }")
-        .Note(dim->span, "`" + name + "` is declared here");
-    return types.Error();
-  }
-  if (*dim->constant_size != static_cast<int64_t>(count)) {
+  // A size known only at run time is checked when the literal is built.
+  if (dim->constant_size &&
+      *dim->constant_size != static_cast<int64_t>(count)) {
     checker
         .Error(DiagKind::ArrayLiteralSize, literal->span,
                "array literal over `" + name + "` has " +
