@@ -552,6 +552,16 @@ class Printer {
         no_struct_ = parens;
         return parens ? "(" + out + ")" : out;
       }
+      case ast::Expr::Kind::ArrayLit: {
+        auto* e = llvm::cast<ast::ArrayLitExpr>(expr);
+        bool saved = no_struct_;
+        no_struct_ = false;
+        std::string out = "[" + e->dim.name.str() + ": ";
+        for (size_t i = 0; i < e->elements.size(); ++i)
+          out += (i ? ", " : "") + Expr(e->elements[i], indent);
+        no_struct_ = saved;
+        return out + "]";
+      }
       case ast::Expr::Kind::Block:
         return Block(llvm::cast<ast::BlockExpr>(expr), indent);
       case ast::Expr::Kind::If: {

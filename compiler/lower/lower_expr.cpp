@@ -239,6 +239,8 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
       SetLoc(expr->span);
       return BroadcastTo(result, Flatten(expr->type));
     }
+    case ast::Expr::Kind::ArrayLit:
+      return ArrayLit(llvm::cast<ast::ArrayLitExpr>(expr));
     case ast::Expr::Kind::Block:
       return Block(llvm::cast<ast::BlockExpr>(expr));
     case ast::Expr::Kind::If: {
@@ -324,6 +326,45 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
     }
   }
   return {};
+}
+
+// See Note [Array literals as selects] in docs/internals/lowering.md.
+Leaves Lowerer::ArrayLit(const ast::ArrayLitExpr* literal) {
+  ir::Builder& b = *builder_;
+  std::vector<Leaves> elements;
+  for (const ast::Expr* element : literal->elements)
+    elements.push_back(Expr(element));
+  SetLoc(literal->span);
+  const int64_t count = static_cast<int64_t>(elements.size());
+  const ir::Dim* dim = DimOf(literal->dim_info);
+  // Over a dim whose size is known only at run time, the literal is built
+  // over a dim of its own and renamed, which checks the sizes.
+  const ir::Dim* over = dim;
+  if (!dim->constant) {
+    ir::Value* size = b.IntConst(ir::ElemKind::I64, count);
+    ir::Dim* own = b.function()->NewDim(dim->name + "_literal", count, size);
+    b.DimDef(own, size);
+    over = own;
+  }
+  Leaves result = elements.back();
+  if (count > 1) {
+    // position = i64(iota over k); leaf = select(position == i, e_i, …).
+    ir::Value* position = b.Convert(b.Iota(over), ir::ElemKind::I64);
+    for (int64_t i = count - 1; i-- > 0;) {
+      ir::Value* here =
+          b.Binary(ir::OpKind::Eq, position, b.IntConst(ir::ElemKind::I64, i));
+      for (size_t leaf = 0; leaf < result.size(); ++leaf)
+        result[leaf] = b.Select(here, elements[i][leaf], result[leaf]);
+    }
+  }
+  std::vector<ir::Type> types = Flatten(literal->type);
+  for (size_t leaf = 0; leaf < result.size() && leaf < types.size(); ++leaf) {
+    ir::DimList dims = types[leaf].dims.Minus({dim});
+    dims.Insert(over);
+    result[leaf] = b.Broadcast(result[leaf], dims);
+    if (over != dim) result[leaf] = b.Rename(result[leaf], over, dim);
+  }
+  return result;
 }
 
 Leaves Lowerer::CallModuleLet(const sema::Symbol* symbol) {

@@ -78,6 +78,10 @@ void VisitNames(const ast::Expr* expr,
       VisitNames(lit->base, visit);
       return;
     }
+    case ast::Expr::Kind::ArrayLit:
+      for (const ast::Expr* e : llvm::cast<ast::ArrayLitExpr>(expr)->elements)
+        VisitNames(e, visit);
+      return;
     case ast::Expr::Kind::Block:
       VisitBlock(llvm::cast<ast::BlockExpr>(expr), visit);
       return;

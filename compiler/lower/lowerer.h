@@ -49,6 +49,8 @@ class Lowerer {
   // --- Expressions (lower_expr.cpp) ----------------------------------------
   Leaves Expr(const ast::Expr* expr);
   Leaves Call(const ast::CallExpr* call);
+  // `[k: a, b, c]`: a chain of selects on the position along k.
+  Leaves ArrayLit(const ast::ArrayLitExpr* literal);
   // A module-level constant is a function of no arguments, called per use.
   Leaves CallModuleLet(const sema::Symbol* symbol);
   // Calls `callable` on lowered arguments, lifted over `info`'s extra dims.

@@ -207,6 +207,17 @@ class Finder {
         Expr(e->base);
         break;
       }
+      case ast::Expr::Kind::ArrayLit: {
+        auto* e = llvm::cast<ast::ArrayLitExpr>(expr);
+        if (e->dim_info) {
+          std::string hover = "dim " + e->dim_info->name.str();
+          if (e->dim_info->constant_size)
+            hover += " = " + std::to_string(*e->dim_info->constant_size);
+          Offer(e->dim.span, hover, e->dim_info->span);
+        }
+        for (const ast::Expr* element : e->elements) Expr(element);
+        break;
+      }
       case ast::Expr::Kind::Block: {
         auto* e = llvm::cast<ast::BlockExpr>(expr);
         for (const ast::Stmt* stmt : e->stmts) Stmt(stmt);

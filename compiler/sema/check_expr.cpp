@@ -389,6 +389,9 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
       type =
           CheckStructLit(*this, llvm::cast<ast::StructLitExpr>(expr), context);
       break;
+    case ast::Expr::Kind::ArrayLit:
+      type = CheckArrayLit(*this, llvm::cast<ast::ArrayLitExpr>(expr), context);
+      break;
     case ast::Expr::Kind::Block:
       type = CheckBlock(llvm::cast<ast::BlockExpr>(expr), context);
       break;

@@ -85,6 +85,10 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
 const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
                            Context& context);
 
+// `[k: a, b, c]` (check_array_lit.cpp).
+const Type* CheckArrayLit(Checker& checker, ast::ArrayLitExpr* literal,
+                          Context& context);
+
 class Checker {
  public:
   Checker(Program& program, DiagnosticEngine& diags,

@@ -170,6 +170,36 @@ fn main() {
   CHECK(Has(c.types, "  let a: f32"));
 }
 
+TEST_CASE("array literals: element types combine, dims by union") {
+  Checked c = Check(R"(
+dim k = 3;
+dim n = 2;
+dim m = 4;
+fn f(x: f32[n], y: f32[m], z: f64) {
+  let a = [k: x, y, 1];
+  let b = [k: z, 0.5, 2];
+  let c = [n: (1, true), (2, false)];
+  let d = [k: 1, 2, 3];
+}
+)");
+  INFO(c.diagnostics);
+  CHECK(c.ok);
+  CHECK(Has(c.types, "  let a: f32[k, n, m]"));
+  CHECK(Has(c.types, "  let b: f64[k]"));
+  CHECK(Has(c.types, "  let c: (i64[n], bool[n])"));
+  CHECK(Has(c.types, "  let d: i64[k]"));
+}
+
+TEST_CASE("array literals: size, element and dim errors") {
+  Checked c = Check(R"(
+dim k = 3;
+fn f(x: f32, i: i32) -> f32 { sum([k: x, x]) + sum([k: x, i, x]) }
+)");
+  CHECK_FALSE(c.ok);
+  CHECK(Has(c.diagnostics, "has 2 elements, but dim `k` has size 3 [E0317]"));
+  CHECK(Has(c.diagnostics, "element 2 is i32 and element 1 is f32"));
+}
+
 TEST_CASE("gather with an index array and matched dims") {
   Checked c = Check(R"(
 dim batch = 2;

@@ -101,6 +101,7 @@ class Expr : public Node {
     TupleIndex,  // t.0
     Tuple,       // (a, b), (a,), ()
     StructLit,   // Name { f: e, ..base }
+    ArrayLit,    // [k: a, b, c]
     Block,
     If,
     Loop,
@@ -262,6 +263,17 @@ class StructLitExpr : public Expr {
   std::vector<Ident> path;  // `Dense` or `nn.Dense`
   std::vector<FieldInit> fields;
   Expr* base = nullptr;  // `..p`, or null
+};
+
+// `[k: a, b, c]`: an array over dim `k` whose elements are a, b and c, in
+// index order (docs/language/array_literals.md).
+class ArrayLitExpr : public Expr {
+ public:
+  ArrayLitExpr() : Expr(Kind::ArrayLit) {}
+  static bool classof(const Expr* e) { return e->kind == Kind::ArrayLit; }
+  Ident dim;
+  std::vector<Expr*> elements;
+  const sema::DimInfo* dim_info = nullptr;  // sema
 };
 
 // Statements appear only inside blocks.

@@ -189,6 +189,12 @@ std::string Dump(const Expr* expr) {
       if (e->base != nullptr) out += " (.. " + Dump(e->base) + ")";
       return out + ")";
     }
+    case Expr::Kind::ArrayLit: {
+      auto* e = llvm::cast<ArrayLitExpr>(expr);
+      out = "(array " + e->dim.name.str();
+      for (const Expr* element : e->elements) out += " " + Dump(element);
+      return out + ")";
+    }
     case Expr::Kind::Block: {
       auto* e = llvm::cast<BlockExpr>(expr);
       out = "(block";

@@ -120,9 +120,9 @@ std::vector<std::string> DescribeExpected(std::vector<SymbolKind> expected) {
     bool statement = has(Kind::S_KwLet);
     remove({Kind::S_Ident, Kind::S_IntLit, Kind::S_FloatLit, Kind::S_StringLit,
             Kind::S_KwTrue, Kind::S_KwFalse, Kind::S_LParen, Kind::S_LBrace,
-            Kind::S_KwIf, Kind::S_KwLoop, Kind::S_KwFor, Kind::S_Minus,
-            Kind::S_Bang, Kind::S_Pipe, Kind::S_OrOr, Kind::S_KwLet,
-            Kind::S_KwDim});
+            Kind::S_LBracket, Kind::S_KwIf, Kind::S_KwLoop, Kind::S_KwFor,
+            Kind::S_Minus, Kind::S_Bang, Kind::S_Pipe, Kind::S_OrOr,
+            Kind::S_KwLet, Kind::S_KwDim});
     words.insert(words.begin(), statement ? "statement" : "expression");
   }
   for (SymbolKind kind : expected) words.push_back(Expected(kind));
@@ -305,6 +305,11 @@ ast::Expr* ParseContext::Finish(ast::Expr* expr) {
       at_least(literal->base);
       break;
     }
+    case ast::Expr::Kind::ArrayLit:
+      for (ast::Expr* e : llvm::cast<ast::ArrayLitExpr>(expr)->elements) {
+        at_least(e);
+      }
+      break;
     case ast::Expr::Kind::Block: {
       auto* block = llvm::cast<ast::BlockExpr>(expr);
       for (const ast::Stmt* stmt : block->stmts) at_least(stmt);
@@ -571,6 +576,17 @@ void ParseContext::MisplacedStruct(Span literal) {
   Report(DiagKind::StructLiteralNotAllowed, literal,
          "a struct literal is not allowed in a condition or domain; put it "
          "in parentheses: `(Name { ... })`");
+}
+
+ast::Expr* ParseContext::ArrayLitWithoutDim(std::vector<ast::Expr*> elements,
+                                            Span span) {
+  Report(DiagKind::ArrayLiteralWithoutDim, span,
+         "an array literal names the dim its elements run over: `[k: a, b]` "
+         "with `dim k = " +
+             std::to_string(elements.size()) + ";`");
+  auto* literal = New<ast::ArrayLitExpr>(span);
+  literal->elements = std::move(elements);
+  return Finish(literal);
 }
 
 ast::Pattern* ParseContext::NamePattern(const ast::Ident& name) {

@@ -115,6 +115,9 @@ class ParseContext {
                       Span span);
   ast::ForBinding Binding(ast::Pattern* variable, const Domain& domain);
   void MisplacedStruct(Span literal);
+  // `[a, b]`: reports that an array literal names its dim (E0116) and
+  // returns the literal with no dim, so that sema checks its elements.
+  ast::Expr* ArrayLitWithoutDim(std::vector<ast::Expr*> elements, Span span);
   ast::Pattern* NamePattern(const ast::Ident& name);
   void AddDecl(ast::Decl* decl);
 
@@ -804,6 +807,13 @@ nb_primary
       e->elements.insert(e->elements.end(), $4.begin(), $4.end());
       $$ = ctx.Finish(e);
     }
+  | "[" Ident ":" expr_list opt_comma "]" {
+      auto* e = ctx.New<ast::ArrayLitExpr>(@$);
+      e->dim = $2;
+      e->elements = std::move($4);
+      $$ = ctx.Finish(e);
+    }
+  | "[" expr_list opt_comma "]" { $$ = ctx.ArrayLitWithoutDim($2, @$); }
   | block { $$ = $1; }
   ;
 

@@ -303,6 +303,18 @@ TEST_CASE("an if/loop/for that starts a statement ends at its brace") {
         "(block (stmt (for (i d) (block x))) (tuple y z))");
   CHECK(Body("loop s = 0 for k in 0..3 { s } !y") ==
         "(block (stmt (loop-range s 0 k 0 3 (block s))) (not y))");
+  CHECK(Body("if c { a } else { b } [k: x, y]") ==
+        "(block (stmt (if c (block a) (block b))) (array k x y))");
+}
+
+TEST_CASE("array literals name their dim; `[` after an expression indexes") {
+  CHECK(Expr("[k: a, b + 1, f(c)]") == "(array k a (+ b 1) (call f c))");
+  CHECK(Expr("[k: a,]") == "(array k a)");
+  CHECK(Expr("[two: [k: 1, 2], [k: 3, 4]]") ==
+        "(array two (array k 1 2) (array k 3 4))");
+  CHECK(Expr("[k: 1, 2][k: 0]") == "(index (array k 1 2) k:0)");
+  CHECK(Expr("x[k: 1, 2]") == "(index x k:1 2)");
+  CHECK(Expr("-[k: x, y] * 2.0") == "(* (neg (array k x y)) 2.0)");
 }
 
 // ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ fn main() {
   let xs = for b in batch, j in feat { f32(j) };
   let y = square(xs);
   print(sum(w * y, feat));
+  print([batch: 1.0, 2.0]);
 }
 """
 BROKEN = DOC.replace("square(xs)", "squar(xs)")
@@ -80,6 +81,12 @@ def main():
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "feat));", 1)}},
         {"jsonrpc": "2.0", "id": 7, "method": "no/suchMethod", "params": {}},
+        {"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "batch: 1.0", 1)}},
+        {"jsonrpc": "2.0", "id": 10, "method": "textDocument/hover",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "[batch: 1.0")}},
         {"jsonrpc": "2.0", "method": "textDocument/didChange",
          "params": {"textDocument": {"uri": URI, "version": 3},
                     "contentChanges": [{"text": NOT_DIFFERENTIABLE}]}},
@@ -131,6 +138,10 @@ def main():
         expect(name in labels, f"completion lacks {name}")
     hover = by_id[6]["result"]["contents"]["value"]
     expect("dim feat = 4" in hover, f"hover on a dim: {hover}")
+    hover = by_id[9]["result"]["contents"]["value"]
+    expect("dim batch = 2" in hover, f"hover on an array literal's dim: {hover}")
+    hover = by_id[10]["result"]["contents"]["value"]
+    expect("f32[batch]" in hover, f"hover on an array literal: {hover}")
     expect(by_id[7].get("error", {}).get("code") == -32601,
            "unknown methods are answered MethodNotFound")
     expect(by_id[8].get("result", 1) is None, "shutdown answers null")

@@ -174,7 +174,9 @@ class Fuser {
   // in `indices`; returns the root's value there.
   Value* Scalarize(const std::vector<Op*>& chain,
                    llvm::DenseMap<const ir::Dim*, Value*> indices) {
-    for (Op* op : chain) {
+    // A rename reads its target's index, which the root gives or a later
+    // rename (one that reads this one's result) sets: go from the root.
+    for (Op* op : llvm::reverse(chain)) {
       if (op->kind != OpKind::Rename) continue;
       Value* at = builder_.Convert(indices.at(op->dims[1]), ir::ElemKind::I64);
       indices[op->dims[0]] = builder_.ToIndex(op->dims[0], at);
