@@ -196,7 +196,8 @@ dim k = 3;
 fn f(x: f32, i: i32) -> f32 { sum([k: x, x]) + sum([k: x, i, x]) }
 )");
   CHECK_FALSE(c.ok);
-  CHECK(Has(c.diagnostics, "has 2 elements, but dim `k` has size 3 [E0317]"));
+  CHECK(Has(c.diagnostics,
+            "has 2 elements, but dim `k` has size 3; give 3 elements"));
   CHECK(Has(c.diagnostics, "element 2 is i32 and element 1 is f32"));
 }
 
