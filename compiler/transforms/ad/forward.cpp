@@ -210,25 +210,39 @@ Value* Emitter::RuleTangent(const Op& op) {
 }
 
 // sum + term, in the forms the rules had when each mode had its own: a
-// negated term is subtracted, and two one-sided selects on one condition
-// (max, min, select) are one select. Only a term that ApplyPartials made
-// (none of the tangents `dx`) is taken apart and erased.
+// negated term is subtracted (two quotients by one divisor become one), and
+// two one-sided selects on one condition (max, min, select) are one select.
+// Only a term that ApplyPartials made (none of the tangents `dx`) is taken
+// apart and erased.
 Value* Emitter::AddTerm(Value* sum, Value* term,
                         const std::vector<Value*>& dx) {
   if (!sum) return term;
   Op* made = llvm::is_contained(dx, term) ? nullptr : term->def;
+  Op* first = llvm::is_contained(dx, sum) ? nullptr : sum->def;
   if (made && made->kind == OpKind::Neg) {
     Value* negated = made->operands[0];
+    Op* quotient = negated->def;
     transforms::EraseOp(*made);
+    // da / b - (db * y) / b is (da - db * y) / b: one division (a / b).
+    if (first && quotient && first->kind == OpKind::Div &&
+        quotient->kind == OpKind::Div &&
+        first->operands[1] == quotient->operands[1]) {
+      Value* merged =
+          Binary(OpKind::Div,
+                 Binary(OpKind::Sub, first->operands[0], quotient->operands[0]),
+                 first->operands[1]);
+      transforms::EraseOp(*quotient);
+      transforms::EraseOp(*first);
+      return merged;
+    }
     return Binary(OpKind::Sub, sum, negated);
   }
-  Op* first = sum->def;
   auto is_zero = [](const Value* value) {
     return value->def && value->def->kind == OpKind::Const &&
            value->def->float_value == 0;
   };
-  if (made && first && !llvm::is_contained(dx, sum) &&
-      made->kind == OpKind::Select && first->kind == OpKind::Select &&
+  if (made && first && made->kind == OpKind::Select &&
+      first->kind == OpKind::Select &&
       made->operands[0] == first->operands[0] && is_zero(first->operands[2]) &&
       is_zero(made->operands[1])) {
     Value* merged = builder_.Select(first->operands[0], first->operands[1],
