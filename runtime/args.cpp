@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 
+#include "runtime/format.h"
 #include "runtime/npy.h"
 
 namespace {
@@ -19,22 +20,7 @@ namespace {
 const char* const* parsed_argv = nullptr;
 
 const char* KindName(int32_t kind) {
-  switch (kind) {
-    case DELTA_ELEM_F32:
-      return "f32";
-    case DELTA_ELEM_F64:
-      return "f64";
-    case DELTA_ELEM_I32:
-      return "i32";
-    case DELTA_ELEM_I64:
-      return "i64";
-    case DELTA_ELEM_BOOL:
-      return "bool";
-    case DELTA_ARG_PATH:
-      return "path";
-    default:
-      return "?";
-  }
+  return kind == DELTA_ARG_PATH ? "path" : delta::runtime::ElemName(kind);
 }
 
 // Parses `text` as a value of `kind` into `slot`; false if it does not

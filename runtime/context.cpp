@@ -211,23 +211,6 @@ int64_t ElemSize(int64_t elem) {
   }
 }
 
-const char* ElemName(int64_t elem) {
-  switch (elem) {
-    case DELTA_ELEM_F32:
-      return "f32";
-    case DELTA_ELEM_F64:
-      return "f64";
-    case DELTA_ELEM_I32:
-      return "i32";
-    case DELTA_ELEM_I64:
-      return "i64";
-    case DELTA_ELEM_BOOL:
-      return "bool";
-    default:
-      return "index (int64)";
-  }
-}
-
 // DLPack v0.6's DLTensor, mirrored so that the runtime builds without
 // dlpack.h; the layout has been stable since v0.6 (docs/embedding.md).
 struct DlTensor {
@@ -373,7 +356,7 @@ class Invocation {
                         std::to_string(tensor->code) + ", bits " +
                         std::to_string(tensor->bits) + ", lanes " +
                         std::to_string(tensor->lanes) + "), expected " +
-                        ElemName(leaf.elem));
+                        delta::runtime::ElemName(leaf.elem));
       if (tensor->ndim != rank)
         return Fail(DELTA_STATUS_ERROR_SIZE, std::string(leaf.name) + " has " +
                                                  std::to_string(tensor->ndim) +

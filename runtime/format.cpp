@@ -174,6 +174,23 @@ int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
 
 namespace delta::runtime {
 
+const char* ElemName(int64_t elem) {
+  switch (elem) {
+    case DELTA_ELEM_F32:
+      return "f32";
+    case DELTA_ELEM_F64:
+      return "f64";
+    case DELTA_ELEM_I32:
+      return "i32";
+    case DELTA_ELEM_I64:
+      return "i64";
+    case DELTA_ELEM_BOOL:
+      return "bool";
+    default:
+      return "index (int64)";
+  }
+}
+
 std::string FormatArray(int elem_kind, const void* data, int64_t rank,
                         const int64_t* shape, const char* const* dim_names) {
   DeltaBuffer buffer{};

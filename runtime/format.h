@@ -65,6 +65,10 @@ int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
 
 namespace delta::runtime {
 
+// The language's name of an element kind: "f32", ..., "bool"; any other
+// kind is an index ("index (int64)").
+const char* ElemName(int64_t elem);
+
 // delta_format_array into a std::string (empty when the shape is invalid).
 std::string FormatArray(int elem_kind, const void* data, int64_t rank,
                         const int64_t* shape, const char* const* dim_names);

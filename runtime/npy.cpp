@@ -402,6 +402,23 @@ void Write(const char* path, int32_t kind, const void* data, int64_t rank,
   if (!ok) throw Failure{std::string("cannot write '") + path + "'"};
 }
 
+// Runs `work` for a C entry point: 0, or -1 with the message of what it
+// threw in `error` ("cannot VERB 'PATH'" for anything unexpected).
+template <typename Work>
+int Guarded(const char* verb, const char* path, char* error, int64_t error_size,
+            Work work) {
+  try {
+    work();
+    return 0;
+  } catch (const Failure& failure) {
+    SetError(error, error_size, failure.message);
+  } catch (...) {
+    SetError(error, error_size,
+             std::string("cannot ") + verb + " '" + path + "'");
+  }
+  return -1;
+}
+
 }  // namespace
 
 extern "C" {
@@ -410,48 +427,25 @@ int delta_npy_read(const char* path, int32_t kind, int64_t rank,
                    const int64_t* sizes, const char* const* names,
                    const int64_t* file_axes, void* out, char* error,
                    int64_t error_size) {
-  try {
-    Read(path, kind, rank, sizes, names, file_axes, out);
-    return 0;
-  } catch (const Failure& failure) {
-    SetError(error, error_size, failure.message);
-    return -1;
-  } catch (...) {
-    SetError(error, error_size, std::string("cannot read '") + path + "'");
-    return -1;
-  }
+  return Guarded("read", path, error, error_size,
+                 [&] { Read(path, kind, rank, sizes, names, file_axes, out); });
 }
 
 int delta_npy_write(const char* path, int32_t kind, const void* data,
                     int64_t rank, const int64_t* sizes,
                     const int64_t* file_axes, char* error, int64_t error_size) {
-  try {
-    Write(path, kind, data, rank, sizes, file_axes);
-    return 0;
-  } catch (const Failure& failure) {
-    SetError(error, error_size, failure.message);
-    return -1;
-  } catch (...) {
-    SetError(error, error_size, std::string("cannot write '") + path + "'");
-    return -1;
-  }
+  return Guarded("write", path, error, error_size,
+                 [&] { Write(path, kind, data, rank, sizes, file_axes); });
 }
 
 int delta_npy_shape(const char* path, int64_t max_rank, int64_t* rank,
                     int64_t* shape, char* error, int64_t error_size) {
-  try {
+  return Guarded("read", path, error, error_size, [&] {
     File file = ReadFile(path, /*header_only=*/true);
     *rank = static_cast<int64_t>(file.shape.size());
     for (int64_t i = 0; i < *rank && i < max_rank; ++i)
       shape[i] = file.shape[i];
-    return 0;
-  } catch (const Failure& failure) {
-    SetError(error, error_size, failure.message);
-    return -1;
-  } catch (...) {
-    SetError(error, error_size, std::string("cannot read '") + path + "'");
-    return -1;
-  }
+  });
 }
 
 void delta_read_npy(const char* file, int32_t line, int32_t column,

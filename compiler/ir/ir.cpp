@@ -76,6 +76,16 @@ Value* Function::NewValue(Type type, std::string name) {
   return value;
 }
 
+Value* Function::AddParam(Type type, std::string name) {
+  Value* value = NewValue(std::move(type), name);
+  value->block = body.get();
+  value->index = static_cast<unsigned>(body->args.size());
+  body->args.push_back(value);
+  params.push_back(value);
+  param_names.push_back(std::move(name));
+  return value;
+}
+
 Dim* Function::NewDim(std::string name, std::optional<int64_t> constant,
                       Value* size) {
   owned_dims_.push_back(std::make_unique<Dim>());

@@ -215,6 +215,8 @@ class Function {
   Module* module = nullptr;
 
   Value* NewValue(Type type, std::string name = "");
+  // Appends a parameter: an argument of the body, with its name.
+  Value* AddParam(Type type, std::string name = "");
   Dim* NewDim(std::string name, std::optional<int64_t> constant, Value* size);
   // A new dim laid out outside every ordinary dim (a tape's steps: each
   // step's slice is contiguous); see Module::NextOuterDimOrder.

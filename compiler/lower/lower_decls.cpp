@@ -328,17 +328,9 @@ ir::Value* Lowerer::FileExtent(const ast::CallExpr* call) {
   module_->main_extents.push_back({path->symbol->path_arg,
                                    static_cast<int64_t>(axis->value),
                                    LocOf(call->span)});
-  ir::Function* function = builder_->function();
-  ir::Block* body = function->body.get();
-  std::string name = path->name.name.str() + "_extent";
-  ir::Value* value =
-      function->NewValue(ir::Type{ir::ElemKind::I64, nullptr, {}}, name);
-  value->block = body;
-  value->index = static_cast<unsigned>(body->args.size());
-  body->args.push_back(value);
-  function->params.push_back(value);
-  function->param_names.push_back(name);
-  return value;
+  return builder_->function()->AddParam(
+      ir::Type{ir::ElemKind::I64, nullptr, {}},
+      path->name.name.str() + "_extent");
 }
 
 void Lowerer::BindPattern(const ast::Pattern* pattern, const Leaves& leaves) {

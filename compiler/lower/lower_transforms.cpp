@@ -180,15 +180,8 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
   };
   for (const sema::DimInfo* dim : signature->size_params) add_size(dim);
   for (const sema::DimInfo* dim : wrapped.dims) add_size(dim);
-  ir::Block* body = function->body.get();
   auto add_param = [&](ir::Type type, const std::string& name) {
-    ir::Value* value = function->NewValue(std::move(type), name);
-    value->block = body;
-    value->index = static_cast<unsigned>(body->args.size());
-    body->args.push_back(value);
-    function->params.push_back(value);
-    function->param_names.push_back(name);
-    return value;
+    return function->AddParam(std::move(type), name);
   };
   std::vector<Leaves> args;
   for (size_t i = 0; i < signature->params.size(); ++i) {
@@ -521,14 +514,7 @@ Leaves Lowerer::CallLiftedWithRule(
     return dims;
   };
   auto add_param = [](ir::Function* function, ir::Type type) {
-    ir::Value* value = function->NewValue(std::move(type));
-    ir::Block* body = function->body.get();
-    value->block = body;
-    value->index = static_cast<unsigned>(body->args.size());
-    body->args.push_back(value);
-    function->params.push_back(value);
-    function->param_names.push_back("");
-    return value;
+    return function->AddParam(std::move(type));
   };
   DimSubst lifted_dims = add_sizes(lifted);
   DimSubst rule_dims = add_sizes(lifted_rule);

@@ -330,14 +330,8 @@ void SetUpJvpSignature(const Function& primal, Function& jvp) {
     map.dims[dim] = jvp.NewDim(dim->name, dim->constant, size);
     jvp.size_params.push_back(size);
   }
-  Block* body = jvp.body.get();
   auto add_param = [&](const Type& type, std::string name) {
-    Value* param = jvp.NewValue(map.Lookup(type), name);
-    param->block = body;
-    param->index = static_cast<unsigned>(body->args.size());
-    body->args.push_back(param);
-    jvp.params.push_back(param);
-    jvp.param_names.push_back(std::move(name));
+    jvp.AddParam(map.Lookup(type), std::move(name));
   };
   auto name_of = [&](size_t i) {
     return i < primal.param_names.size() ? primal.param_names[i]

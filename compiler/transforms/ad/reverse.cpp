@@ -658,14 +658,8 @@ void SetUpReverseSignature(Function& derived) {
         derived.NewDim(primal.dims[k]->name, primal.dims[k]->constant, size);
     map.dims[primal.dims[k]] = dim;
   }
-  Block* body = derived.body.get();
   auto add_param = [&](const Type& type, const std::string& name) {
-    Value* value = derived.NewValue(map.Lookup(type), name);
-    value->block = body;
-    value->index = static_cast<unsigned>(body->args.size());
-    body->args.push_back(value);
-    derived.params.push_back(value);
-    derived.param_names.push_back(name);
+    derived.AddParam(map.Lookup(type), name);
   };
   for (size_t i = 0; i < primal.params.size(); ++i)
     add_param(primal.params[i]->type,
