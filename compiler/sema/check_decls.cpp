@@ -378,6 +378,7 @@ void Checker::CheckModule(ModuleInfo* module) {
     return real.str().str();
   }());
   module->scope = NewScope(prelude_);
+  size_t first_joint_call = joint_calls_.size();
   // Imports first, so that their dims come first in canonical order.
   for (ast::Decl* decl : module->ast->decls) {
     auto* import = llvm::dyn_cast<ast::ImportDecl>(decl);
@@ -474,6 +475,7 @@ void Checker::CheckModule(ModuleInfo* module) {
     CheckFnBody(fn->symbol->fn);
     if (fn->name.name == "main" && module->is_main) CheckMainSignature(fn);
   }
+  CheckJointCalls(first_joint_call);
   CheckRecursion(module);
   import_stack_.pop_back();
 }

@@ -476,6 +476,7 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
   }
   expr->type = type;
   Record(&expr->type);
+  NoteJointSizeParams(context.function, type);
   return type;
 }
 
