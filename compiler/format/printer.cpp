@@ -118,8 +118,12 @@ const char* SuffixText(ast::LitSuffix suffix) {
 std::string JoinIdents(const std::vector<ast::Ident>& names,
                        const char* separator) {
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i)
-    out += (i ? separator : "") + names[i].name.str();
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += i ? separator : "";
+    // `cfg.n`, a dim of an imported module in a type.
+    if (!names[i].module.empty()) out += names[i].module.str() + ".";
+    out += names[i].name.str();
+  }
   return out;
 }
 

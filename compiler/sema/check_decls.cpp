@@ -417,12 +417,8 @@ void Checker::CheckModule(ModuleInfo* module) {
     Context context;
     context.scope = module->scope;
     LitVarId first = StatementStart();
-    if (auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
-        name && module->scope->Lookup(name->name.name) &&
-        module->scope->Lookup(name->name.name)->kind == Symbol::Kind::Dim) {
-      name->symbol =
-          const_cast<Symbol*>(module->scope->Lookup(name->name.name));
-      name->type = types().Scalar(ScalarKind::I64);
+    if (DimSizedAs(dim->size, module->scope)) {
+      // `dim k = n;` or `dim k = cfg.n;`: ConstantInt gives its size.
     } else {
       Expect(types().Scalar(ScalarKind::I64), CheckExpr(dim->size, context),
              dim->size->span, "a dim size is an i64");

@@ -139,6 +139,15 @@ class Checker {
   const Type* LeafKindOf(const Type* type);
   const Type* ResolveTypeExpr(ast::TypeExpr* type, const Scope* scope);
   const DimInfo* ResolveDimName(const ast::Ident& name, const Scope* scope);
+  // The dim an expression names, `n` or `cfg.n` (a dim of an imported
+  // module), as an identifier; nullopt for any other expression.
+  std::optional<ast::Ident> DimRefOf(const ast::Expr* expr, const Scope* scope);
+  // The dim symbol `name` (maybe qualified) names, or null; reports nothing.
+  const Symbol* LookupDim(const ast::Ident& name, const Scope* scope);
+  // `dim k = n;` and `dim k = cfg.n;`: the size is another dim's. Marks the
+  // expression as naming it (for lowering) and returns the dim, or null when
+  // `size` names no dim.
+  const DimInfo* DimSizedAs(ast::Expr* size, const Scope* scope);
 
   // --- Expressions (check_expr.cpp, check_stmt.cpp) ------------------------
   const Type* CheckExpr(ast::Expr* expr, Context& context);

@@ -429,8 +429,61 @@ const Type* Checker::LeafKindOf(const Type* type) {
 
 // --- Written types -----------------------------------------------------------
 
+std::optional<ast::Ident> Checker::DimRefOf(const ast::Expr* expr,
+                                            const Scope* scope) {
+  if (auto* name = llvm::dyn_cast<ast::NameExpr>(expr)) return name->name;
+  // `cfg.n`: a field of a module name.
+  auto* field = llvm::dyn_cast<ast::FieldExpr>(expr);
+  auto* base = field ? llvm::dyn_cast<ast::NameExpr>(field->base) : nullptr;
+  if (!base) return std::nullopt;
+  const Symbol* module = scope->Lookup(base->name.name);
+  if (!module || module->kind != Symbol::Kind::Module) return std::nullopt;
+  ast::Ident ref = field->field;
+  ref.module = base->name.name;
+  ref.span = expr->span;
+  return ref;
+}
+
+const Symbol* Checker::LookupDim(const ast::Ident& name, const Scope* scope) {
+  const Symbol* symbol = nullptr;
+  if (name.module.empty()) {
+    symbol = scope->Lookup(name.name);
+  } else if (const Symbol* module = scope->Lookup(name.module);
+             module && module->kind == Symbol::Kind::Module && module->module) {
+    symbol = module->module->scope->LookupLocal(name.name);
+  }
+  return symbol && symbol->kind == Symbol::Kind::Dim ? symbol : nullptr;
+}
+
+const DimInfo* Checker::DimSizedAs(ast::Expr* size, const Scope* scope) {
+  auto ref = DimRefOf(size, scope);
+  const Symbol* symbol = ref ? LookupDim(*ref, scope) : nullptr;
+  if (!symbol) return nullptr;
+  if (auto* name = llvm::dyn_cast<ast::NameExpr>(size))
+    name->symbol = const_cast<Symbol*>(symbol);
+  else
+    llvm::cast<ast::FieldExpr>(size)->module_member =
+        const_cast<Symbol*>(symbol);
+  size->type = types().Scalar(ScalarKind::I64);
+  return symbol->dim;
+}
+
 const DimInfo* Checker::ResolveDimName(const ast::Ident& name,
                                        const Scope* scope) {
+  if (!name.module.empty()) {
+    // A dim of an imported module: `cfg.n`.
+    const Symbol* module = scope->Lookup(name.module);
+    if (!module || module->kind != Symbol::Kind::Module) {
+      ReportUnknown(ast::Ident{name.module, name.span, {}}, scope, "module");
+      return nullptr;
+    }
+    if (!module->module) return nullptr;  // the import was reported
+    if (const Symbol* symbol = LookupDim(name, scope)) return symbol->dim;
+    Error(DiagKind::UnknownMember, name.span,
+          "module `" + name.module.str() + "` has no dim `" + name.name.str() +
+              "`");
+    return nullptr;
+  }
   const Symbol* symbol = scope->Lookup(name.name);
   if (!symbol && local_dim_names_.count(name.name.str())) {
     Error(DiagKind::DimEscapes, name.span,
@@ -517,9 +570,10 @@ const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
       const ast::Ident& member = type_expr->path.back();
       if (!module->module) return type_expr->type = types().Error();
       symbol = module->module->scope->LookupLocal(member.name);
-      if (!symbol || symbol->kind != Symbol::Kind::Struct) {
+      if (!symbol || (symbol->kind != Symbol::Kind::Struct &&
+                      symbol->kind != Symbol::Kind::Dim)) {
         Error(DiagKind::UnknownMember, member.span,
-              "module `" + head.name.str() + "` has no struct `" +
+              "module `" + head.name.str() + "` has no struct or dim `" +
                   member.name.str() + "`");
         return type_expr->type = types().Error();
       }

@@ -60,6 +60,7 @@ std::string Join(const std::vector<Ident>& names, const char* separator) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
     if (i > 0) out += separator;
+    if (!names[i].module.empty()) out += names[i].module.str() + ".";
     out += names[i].name.str();
   }
   return out;

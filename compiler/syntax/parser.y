@@ -216,6 +216,8 @@ Parser::symbol_type yylex(ParseContext& ctx);
 %type <ast::TypeExpr*> type type_atom opt_annotation opt_result
 %type <std::vector<ast::TypeExpr*>> type_list
 %type <std::vector<ast::Ident>> path ident_list opt_ident_list
+%type <std::vector<ast::Ident>> dim_ref_list opt_dim_ref_list
+%type <ast::Ident> dim_ref
 %type <std::vector<ast::Ident>> opt_size_params
 %type <std::vector<ast::Param>> lambda_params lambda_param_list param_list opt_params
 %type <ast::Param> lambda_param param
@@ -378,9 +380,25 @@ ident_list
 // ---------------------------------------------------------------------------
 // Types.
 
+// A dim in a type: `n`, or `cfg.n`, a dim of the imported module `cfg`.
+dim_ref
+  : Ident { $$ = $1; }
+  | Ident "." Ident { $$ = $3; $$.module = $1.name; $$.span = @$; }
+  ;
+
+opt_dim_ref_list
+  : %empty {}
+  | dim_ref_list opt_comma { $$ = std::move($1); }
+  ;
+
+dim_ref_list
+  : dim_ref { $$.push_back($1); }
+  | dim_ref_list "," dim_ref { $$ = std::move($1); $$.push_back($3); }
+  ;
+
 type
   : type_atom { $$ = $1; }
-  | type "[" opt_ident_list "]" {
+  | type "[" opt_dim_ref_list "]" {
       $1->brackets.push_back(std::move($3));
       $1->span = @$;
       $$ = $1;
