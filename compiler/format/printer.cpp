@@ -517,7 +517,8 @@ class Printer {
         no_struct_ = false;
         for (size_t i = 0; i < e->entries.size(); ++i) {
           out += i ? ", " : "";
-          if (e->entries[i].dim) out += e->entries[i].dim->name.str() + ": ";
+          if (e->entries[i].dim)
+            out += JoinIdents({*e->entries[i].dim}, "") + ": ";
           out += Expr(e->entries[i].value, indent);
         }
         no_struct_ = saved;

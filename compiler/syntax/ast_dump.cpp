@@ -161,7 +161,7 @@ std::string Dump(const Expr* expr) {
       out = "(index " + Dump(e->base);
       for (const IndexEntry& entry : e->entries) {
         out += " ";
-        if (entry.dim) out += entry.dim->name.str() + ":";
+        if (entry.dim) out += Join({*entry.dim}, "") + ":";
         out += Dump(entry.value);
       }
       return out + ")";

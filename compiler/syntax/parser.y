@@ -72,6 +72,10 @@ class ParseContext {
   bool stopped() const;
   void SyntaxError(Span span, std::string message);
   void Report(DiagKind kind, Span span, std::string message);
+  // The dim before `:` in `x[d: i]`: `d`, or `cfg.n` for a dim of an
+  // imported module (parsed as an expression, so that `x[cfg.n]` and
+  // `x[cfg.n: i]` share their prefix).
+  std::optional<ast::Ident> DimLabel(ast::Expr* label);
   // An empty span at the start of the buffer.
   Span StartSpan() const { return {begin_, begin_}; }
   DiagnosticEngine& diags() { return diags_; }
@@ -871,7 +875,7 @@ index_list
 
 index_entry
   : expr { $$.value = $1; }
-  | Ident ":" expr { $$.dim = $1; $$.value = $3; }
+  | expr ":" expr { $$.dim = ctx.DimLabel($1); $$.value = $3; }
   ;
 
 struct_body
