@@ -169,6 +169,14 @@ class Checker {
                              const DimMap& explicit_bindings,
                              llvm::StringRef callee_name, Span call_span,
                              CallInfo* info, bool exact = false);
+  // A function passed for a parameter of function type: checks it against
+  // the declared type (with the call's `binding`) and returns what the
+  // parameter stands for, bound to its dims; null after an error.
+  const Callable* CheckFunctionArgument(const Callable* declared,
+                                        const Callable* given,
+                                        const DimMap& binding, Span span,
+                                        const std::string& what,
+                                        const std::string& callee);
   // The signature of a function value; `arg_types` lets an unannotated
   // lambda take its parameter types from its first call.
   const Signature* GetSignature(const Callable* callable,
@@ -291,6 +299,8 @@ class Checker {
   // those written after a unary minus may reach the type's minimum.
   std::vector<const ast::IntLitExpr*> int_literals_;
   llvm::DenseSet<const ast::Expr*> negated_literals_;
+  // While a function's parameters are resolved: function types are allowed.
+  bool function_types_allowed_ = false;
   // While a signature is resolved: its body's local dim names (E0314).
   std::set<std::string> local_dim_names_;
   // Solved calls of declared functions, for CheckJointCalls: the callee,
