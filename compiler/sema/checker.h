@@ -238,6 +238,8 @@ class Checker {
   // Reports that `name` is unknown, suggesting a close match.
   void ReportUnknown(const ast::Ident& name, const Scope* scope,
                      llvm::StringRef what);
+  // "; did you mean `weight`?" for a misspelt field of `info`, or "".
+  std::string FieldHint(const StructInfo* info, llvm::StringRef name);
   std::string SourceText(Span span);
   // Makes `type` visible to later passes once literals are solved.
   void Record(const sema::Type** slot) { slots_.push_back(slot); }

@@ -67,6 +67,9 @@ class ParseContext {
                DiagnosticEngine& diags, ast::Module& module);
 
   Token NextToken();
+  // What a syntax error at the lookahead means when it comes from a habit
+  // of other languages (`let mut x`, `return e`, `x = e`); empty otherwise.
+  std::string HabitMessage() const;
   // True once too many errors were reported: the lexer then reports the end
   // of the input so that the parser stops.
   bool stopped() const;
@@ -137,6 +140,10 @@ class ParseContext {
   Lexer lexer_;
   unsigned syntax_errors_ = 0;
   bool reported_too_deep_ = false;
+  // The two tokens before the lookahead, for messages about habits from
+  // other languages (`let mut`, `return`).
+  std::array<Token, 2> previous_{};
+  Token lookahead_;
   llvm::DenseMap<const ast::Node*, uint32_t> depth_;
   llvm::DenseSet<const ast::Expr*> parenthesized_;
 };
