@@ -476,6 +476,7 @@ void Checker::CheckModule(ModuleInfo* module) {
     auto* fn = llvm::dyn_cast<ast::FnDecl>(decl);
     if (!fn || !fn->symbol) continue;
     CheckFnBody(fn->symbol->fn);
+    ReportUnusedBindings();
     if (fn->name.name == "main" && module->is_main) CheckMainSignature(fn);
   }
   CheckJointCalls(first_joint_call);

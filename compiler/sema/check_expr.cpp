@@ -218,6 +218,7 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
         break;
       }
       name->symbol = const_cast<Symbol*>(symbol);
+      used_values_.insert(symbol);
       switch (symbol->kind) {
         case Symbol::Kind::Value:
           if (symbol->path_arg >= 0) {

@@ -128,6 +128,7 @@ void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
     }
     EndStatement(first);
     BindPattern(let->pattern, type, context);
+    NoteLetBindings(let->pattern);
     return;
   }
   if (auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt)) {
@@ -166,8 +167,33 @@ void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
     return;
   }
   auto* expr_stmt = llvm::cast<ast::ExprStmt>(stmt);
-  CheckExpr(expr_stmt->expr, context);
+  const Type* value = Resolve(CheckExpr(expr_stmt->expr, context));
   EndStatement(first);
+  // Functions are pure: a value nobody reads was computed for nothing.
+  if (!value->IsError() && value != types().Unit())
+    Error(DiagKind::UnusedValue, expr_stmt->expr->span,
+          "the value of this expression (" + TypeString(value) +
+              ") is discarded, and computing it has no effect; remove it, "
+              "or keep it with let _ = …;");
+}
+
+void Checker::NoteLetBindings(const ast::Pattern* pattern) {
+  if (pattern->kind == ast::Pattern::Kind::Tuple) {
+    for (const ast::Pattern* element : pattern->elements)
+      NoteLetBindings(element);
+  } else if (pattern->symbol && !pattern->name.name.starts_with("_")) {
+    let_bindings_.push_back(pattern->symbol);
+  }
+}
+
+void Checker::ReportUnusedBindings() {
+  for (const Symbol* symbol : let_bindings_)
+    if (!used_values_.contains(symbol))
+      Error(DiagKind::UnusedBinding, symbol->span,
+            "`" + symbol->name.str() +
+                "` is never used; remove the let, or name it _" +
+                symbol->name.str() + " to keep it");
+  let_bindings_.clear();
 }
 
 }  // namespace delta::sema

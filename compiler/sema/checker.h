@@ -153,6 +153,10 @@ class Checker {
   const Type* CheckExpr(ast::Expr* expr, Context& context);
   const Type* CheckBlock(ast::BlockExpr* block, Context& context);
   void CheckStmt(ast::Stmt* stmt, Context& context);
+  // Unused let bindings (W9003): recorded per statement, reported at the
+  // end of each function body.
+  void NoteLetBindings(const ast::Pattern* pattern);
+  void ReportUnusedBindings();
   void BindPattern(ast::Pattern* pattern, const Type* type, Context& context);
   // Defaults flexible literals at the end of a statement.
   void EndStatement(LitVarId first_var) { literals_.DefaultFrom(first_var); }
@@ -301,6 +305,10 @@ class Checker {
   // those written after a unary minus may reach the type's minimum.
   std::vector<const ast::IntLitExpr*> int_literals_;
   llvm::DenseSet<const ast::Expr*> negated_literals_;
+  // For W9003: the let bindings of the body being checked, and every value
+  // symbol a name has referred to.
+  std::vector<const Symbol*> let_bindings_;
+  llvm::DenseSet<const Symbol*> used_values_;
   // While a function's parameters are resolved: function types are allowed.
   bool function_types_allowed_ = false;
   // While a signature is resolved: its body's local dim names (E0314).
