@@ -188,7 +188,12 @@ int RunRepl(const SessionOptions& options, llvm::raw_ostream& out,
       if (command == "h" || command == "help" || command == "?") {
         out << kHelp;
       } else if (command == "t" || command == "type") {
-        ok = session.PrintType(argument);
+        if (argument.empty()) {
+          err << "error: :type needs an expression, e.g. :type sum(x)\n";
+          ok = false;
+        } else {
+          ok = session.PrintType(argument);
+        }
       } else if (command == "ir") {
         ok = session.PrintIr(argument);
       } else if (command == "l" || command == "load") {

@@ -317,7 +317,17 @@ Session::Session(SessionOptions options, llvm::raw_ostream& out,
     : options_(std::move(options)), out_(out), err_(err) {}
 
 bool Session::Eval(llvm::StringRef input) {
-  if (IsDefinition(input)) return AddDefinitions(input, "", kInputName.str());
+  if (IsDefinition(input)) {
+    // `dim n = 4` and `let x = 1.0` may leave out their final `;`, as at a
+    // GHCi prompt; a declaration ending in `}` needs none.
+    std::string text = input.rtrim().str();
+    llvm::StringRef first = input.ltrim();
+    if ((first.starts_with("dim ") || first.starts_with("let ") ||
+         first.starts_with("import ")) &&
+        !llvm::StringRef(text).ends_with(";"))
+      text += ";";
+    return AddDefinitions(text, "", kInputName.str());
+  }
   return EvalExpr(input, /*run=*/true, /*print_ir=*/false);
 }
 
