@@ -162,6 +162,7 @@ int RunRepl(const SessionOptions& options, llvm::raw_ostream& out,
     out.flush();
   }
   bool failed = false;
+  unsigned lines_read = 0;  // a piped script's errors name its own lines
   while (true) {
     std::vector<std::string> completions = session.Names();
     for (const char* keyword : kKeywords) completions.push_back(keyword);
@@ -170,16 +171,20 @@ int RunRepl(const SessionOptions& options, llvm::raw_ostream& out,
 
     std::optional<std::string> line = reader.Read("delta> ");
     if (!line) break;
+    unsigned first_line = ++lines_read;
     std::string input = *line;
     // A `:command` is one line; anything else continues while open.
     if (!llvm::StringRef(input).ltrim().starts_with(":")) {
       while (OpenBrackets(input) > 0) {
         std::optional<std::string> more = reader.Read("   ... ");
         if (!more) break;
+        ++lines_read;
         input += "\n" + *more;
       }
     }
     llvm::StringRef text = llvm::StringRef(input).trim();
+    session.SetInputLocation(interactive ? "<repl>" : "<stdin>",
+                             interactive ? 1 : first_line);
     bool ok = true;
     if (text.consume_front(":")) {
       auto [command, argument] = text.split(' ');

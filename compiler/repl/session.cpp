@@ -41,7 +41,6 @@ namespace delta::repl {
 namespace {
 
 constexpr llvm::StringLiteral kSessionName = "<session>";
-constexpr llvm::StringLiteral kInputName = "<repl>";
 constexpr llvm::StringLiteral kValueName = "__repl_value";
 
 // The text of a combined module and where the user's input sits in it.
@@ -51,6 +50,7 @@ struct Layout {
   size_t input_size = 0;
   unsigned input_line = 1;  // line of the module where the input begins
   std::string input_name;   // what diagnostics call the input
+  unsigned first_line = 1;  // the input's first line in what the user typed
 };
 
 unsigned CountLines(llvm::StringRef text) { return text.count('\n'); }
@@ -59,7 +59,8 @@ unsigned CountLines(llvm::StringRef text) { return text.count('\n'); }
 // so that the input starts a line and keeps its columns.
 Layout Compose(const std::vector<Definition>& definitions,
                llvm::StringRef prefix, llvm::StringRef input,
-               llvm::StringRef suffix, llvm::StringRef input_name) {
+               llvm::StringRef suffix, llvm::StringRef input_name,
+               unsigned first_line = 1) {
   Layout layout;
   for (const Definition& definition : definitions) {
     layout.text += definition.text;
@@ -73,6 +74,7 @@ Layout Compose(const std::vector<Definition>& definitions,
   layout.text += "\n";
   layout.text += suffix;
   layout.input_name = input_name.str();
+  layout.first_line = first_line;
   return layout;
 }
 
@@ -126,13 +128,19 @@ void ReportDiagnostics(Compilation& compilation, const SessionOptions& options,
       break;
     }
   }
+  // Blank lines before the input, so that its lines are numbered as in the
+  // script it came from.
+  unsigned shift = layout.first_line - 1;
   unsigned input_id = sources.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(
-          llvm::StringRef(layout.text)
-              .substr(layout.input_offset, layout.input_size),
+          std::string(shift, '\n') +
+              llvm::StringRef(layout.text)
+                  .substr(layout.input_offset, layout.input_size)
+                  .str(),
           layout.input_name),
       llvm::SMLoc());
-  const char* input_start = sources.getMemoryBuffer(input_id)->getBufferStart();
+  const char* input_start =
+      sources.getMemoryBuffer(input_id)->getBufferStart() + shift;
   const char* region_begin =
       session_start ? session_start + layout.input_offset : nullptr;
   const char* region_end =
@@ -161,6 +169,7 @@ void ReportDiagnostics(Compilation& compilation, const SessionOptions& options,
 std::string RewriteLocations(llvm::StringRef text, const Layout& layout) {
   std::string result;
   std::string needle = (kSessionName + ":").str();
+  unsigned shift = layout.first_line - 1;
   unsigned input_lines =
       CountLines(llvm::StringRef(layout.text)
                      .substr(layout.input_offset, layout.input_size)) +
@@ -176,7 +185,7 @@ std::string RewriteLocations(llvm::StringRef text, const Layout& layout) {
     if (!digits.getAsInteger(10, line) && line >= layout.input_line &&
         line < layout.input_line + input_lines) {
       result += layout.input_name + ":" +
-                std::to_string(line - layout.input_line + 1);
+                std::to_string(line - layout.input_line + 1 + shift);
       text = rest.drop_front(digits.size());
     } else {
       result += needle;
@@ -326,7 +335,7 @@ bool Session::Eval(llvm::StringRef input) {
          first.starts_with("import ")) &&
         !llvm::StringRef(text).ends_with(";"))
       text += ";";
-    return AddDefinitions(text, "", kInputName.str());
+    return AddDefinitions(text, "", input_name_);
   }
   return EvalExpr(input, /*run=*/true, /*print_ir=*/false);
 }
@@ -345,7 +354,8 @@ bool Session::EvalExpr(llvm::StringRef input, bool run, bool print_ir) {
   std::string prefix = "fn main() { let " + kValueName.str() + " = (\n";
   // 1. Check once to learn the expression's type.
   std::unique_ptr<Compilation> typed = Check(
-      Compose(definitions_, prefix, expr, ");\n}\n", kInputName), options_);
+      Compose(definitions_, prefix, expr, ");\n}\n", input_name_, first_line_),
+      options_);
   if (!typed->ok()) {
     ReportDiagnostics(*typed, options_, err_);
     return false;
@@ -375,8 +385,9 @@ bool Session::EvalExpr(llvm::StringRef input, bool run, bool print_ir) {
   if (!type->IsUnit() && !is_function)
     suffix += "print(" + kValueName.str() + ", \": " + type_text + "\");\n";
   suffix += "}\n";
-  std::unique_ptr<Compilation> compiled =
-      Check(Compose(definitions_, prefix, expr, suffix, kInputName), options_);
+  std::unique_ptr<Compilation> compiled = Check(
+      Compose(definitions_, prefix, expr, suffix, input_name_, first_line_),
+      options_);
   if (!compiled->ok() || !CompileToIr(*compiled, options_, err_)) {
     ReportDiagnostics(*compiled, options_, err_);
     return false;
@@ -391,12 +402,15 @@ bool Session::EvalExpr(llvm::StringRef input, bool run, bool print_ir) {
 
 bool Session::AddDefinitions(llvm::StringRef input, const std::string& origin,
                              const std::string& file_name) {
-  // 1. Parse the input alone: syntax errors name its own lines, and each
-  //    declaration's text is kept separately.
+  // 1. Parse the input alone: syntax errors name its own lines (as in the
+  //    script it came from), and each declaration's text is kept separately.
+  unsigned first_line = origin.empty() ? first_line_ : 1;
   llvm::SourceMgr sources;
   DiagnosticEngine diags(sources, err_, DiagFormat::Text, options_.color);
   unsigned buffer = sources.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(input, file_name), llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(
+          std::string(first_line - 1, '\n') + input.str(), file_name),
+      llvm::SMLoc());
   ast::Arena arena;
   ast::Module* parsed = ParseModule(sources, buffer, arena, diags);
   if (diags.HasErrors()) return false;
@@ -426,7 +440,7 @@ bool Session::AddDefinitions(llvm::StringRef input, const std::string& origin,
   // 3. Check everything together; print the new `let`s' values (which also
   //    catches their run-time errors), or run a `main` typed interactively.
   std::unique_ptr<Compilation> checked =
-      Check(Compose(kept, "", input, "", file_name), options_);
+      Check(Compose(kept, "", input, "", file_name, first_line), options_);
   if (!checked->ok()) {
     ReportDiagnostics(*checked, options_, err_);
     return false;
@@ -457,8 +471,8 @@ bool Session::AddDefinitions(llvm::StringRef input, const std::string& origin,
   }
   if (!printer.empty() || (interactive && has_main)) {
     std::string suffix = has_main ? "" : "fn main() {\n" + printer + "}\n";
-    std::unique_ptr<Compilation> compiled =
-        Check(Compose(kept, "", input, suffix, file_name), options_);
+    std::unique_ptr<Compilation> compiled = Check(
+        Compose(kept, "", input, suffix, file_name, first_line), options_);
     if (!compiled->ok() || !CompileToIr(*compiled, options_, err_)) {
       ReportDiagnostics(*compiled, options_, err_);
       return false;

@@ -50,6 +50,12 @@ class Session {
 
   // Names in scope, for completion.
   std::vector<std::string> Names() const;
+  // What diagnostics call the next input, and its first line: `<repl>`:1
+  // at a terminal, `<stdin>` and the script's line when input is piped.
+  void SetInputLocation(std::string name, unsigned first_line) {
+    input_name_ = std::move(name);
+    first_line_ = first_line;
+  }
 
  private:
   bool AddDefinitions(llvm::StringRef input, const std::string& origin,
@@ -61,6 +67,8 @@ class Session {
   llvm::raw_ostream& err_;
   std::vector<Definition> definitions_;
   std::vector<std::string> loaded_files_;
+  std::string input_name_ = "<repl>";
+  unsigned first_line_ = 1;
 };
 
 // True if the input starts with a declaration keyword (`fn`, `let`, …),
