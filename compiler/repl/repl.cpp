@@ -8,6 +8,7 @@
 #include <llvm/Support/Process.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@ Input continues on the next line while brackets are open.
   :reset        forget every definition
   :help         this text
   :quit         end the session (also Ctrl-D)
+
+Ctrl-C drops the line being typed, or stops the evaluation running; the
+session's definitions stay.
 )";
 
 constexpr const char* kKeywords[] = {
@@ -152,9 +156,29 @@ int OpenBrackets(llvm::StringRef text) {
   return depth;
 }
 
+namespace {
+
+// Ctrl-C at a terminal cancels the line being typed or the evaluation
+// running (in a child process, which the signal ends) and returns to the
+// prompt; the session and its definitions stay.
+volatile std::sig_atomic_t interrupted = 0;
+
+void OnInterrupt(int) { interrupted = 1; }
+
+void CatchInterrupts() {
+  struct sigaction action = {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: the read of the line returns
+  sigaction(SIGINT, &action, nullptr);
+}
+
+}  // namespace
+
 int RunRepl(const SessionOptions& options, llvm::raw_ostream& out,
             llvm::raw_ostream& err) {
   bool interactive = isatty(STDIN_FILENO) != 0;
+  if (interactive) CatchInterrupts();
   Session session(options, out, err);
   LineReader reader(interactive);
   if (interactive) {
@@ -169,7 +193,13 @@ int RunRepl(const SessionOptions& options, llvm::raw_ostream& out,
     for (const char* builtin : kBuiltins) completions.push_back(builtin);
     reader.SetCompletions(std::move(completions));
 
+    interrupted = 0;
     std::optional<std::string> line = reader.Read("delta> ");
+    if (interrupted) {  // the half-typed line is dropped
+      out << "\n";
+      out.flush();
+      continue;
+    }
     if (!line) break;
     unsigned first_line = ++lines_read;
     std::string input = *line;
@@ -177,9 +207,14 @@ int RunRepl(const SessionOptions& options, llvm::raw_ostream& out,
     if (!llvm::StringRef(input).ltrim().starts_with(":")) {
       while (OpenBrackets(input) > 0) {
         std::optional<std::string> more = reader.Read("   ... ");
-        if (!more) break;
+        if (!more || interrupted) break;
         ++lines_read;
         input += "\n" + *more;
+      }
+      if (interrupted) {  // the whole entry is dropped
+        out << "\n";
+        out.flush();
+        continue;
       }
     }
     llvm::StringRef text = llvm::StringRef(input).trim();

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 
@@ -223,6 +224,8 @@ bool RunModule(Compilation& compilation, const SessionOptions& options,
     return run_interpreted();
   }
   if (pid == 0) {
+    // Ctrl-C ends the evaluation, not the session (repl.cpp).
+    signal(SIGINT, SIG_DFL);
     close(fds[0]);
     dup2(fds[1], STDERR_FILENO);
     close(fds[1]);
@@ -251,6 +254,10 @@ bool RunModule(Compilation& compilation, const SessionOptions& options,
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   err << RewriteLocations(captured, compilation.layout);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) {
+    err << "interrupted; the session's definitions are kept\n";
+    return false;
+  }
   if (WIFSIGNALED(status)) {
     err << "error: the evaluation stopped with signal " << WTERMSIG(status)
         << "\n";

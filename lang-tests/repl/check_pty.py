@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Drives `dlc` (no arguments) and `dlc repl` through a pseudo-terminal:
 prompts are shown, line editing (libedit) reads the input, values print, a
-typo is reported and the session goes on, and the history is saved to
-~/.delta_history. Usage: check_pty.py PATH/TO/dlc"""
+typo is reported and the session goes on, Ctrl-C drops a half-typed line
+and stops a running evaluation without ending the session, and the history
+is saved to ~/.delta_history. Usage: check_pty.py PATH/TO/dlc"""
 import os
 import pty
 import select
@@ -39,6 +40,15 @@ def run_session(argv, lines, home):
 
     ok = read_until(b"delta> ")
     for line in lines:
+        if isinstance(line, tuple):
+            # Ctrl-C: after typing part of a line, or during an evaluation.
+            how, text = line
+            start = len(output)
+            os.write(fd, text.encode() + (b"\r" if how == "run" else b""))
+            time.sleep(1.5 if how == "run" else 0.3)
+            os.write(fd, b"\x03")
+            ok &= read_until(b"delta> ", start=start + len(text))
+            continue
         os.write(fd, line.encode() + b"\r")
         expected = b"... " if line.count("(") > line.count(")") else b"delta> "
         ok &= read_until(expected, start=len(output))
@@ -56,7 +66,11 @@ def main():
             ok, output, status = run_session(
                 argv,
                 ["dim feat = 3;", "let w = for j in feat { 0.5 };",
-                 "sum(w,", "feat)", "squar(w)", "w * 2.0"],
+                 "sum(w,", "feat)", "squar(w)", "w * 2.0",
+                 ("type", "half a li"), ("type", "sum(w,"),
+                 ("run", "loop s = 0 for k in 0..100000000000 "
+                         "{ (s * 31 + k) % 1000003 }"),
+                 "w + 1.0"],
                 home)
             checks = {
                 "prompts shown": ok,
@@ -65,6 +79,12 @@ def main():
                 "sum printed": "1.5 : f32" in output,
                 "typo reported": "unknown name `squar`" in output,
                 "session went on": "[feat=3] [1, 1, 1] : f32[feat]" in output,
+                # Ctrl-C drops a half-typed line or entry and stops a long
+                # evaluation; the definitions stay.
+                "evaluation interrupted": "interrupted; the session's "
+                "definitions are kept" in output,
+                "session survived Ctrl-C":
+                "[feat=3] [1.5, 1.5, 1.5] : f32[feat]" in output,
                 "exit status 0": os.WIFEXITED(status)
                 and os.WEXITSTATUS(status) == 0,
             }
