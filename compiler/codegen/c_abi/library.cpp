@@ -159,13 +159,15 @@ bool WriteLibrary(const sema::Program& program, const ir::Module& module,
     llvm::sys::path::append(path, file);
     return path.str().str();
   };
-  if (!WriteFile(in_dir(abi.prefix + ".h"), WriteHeader(abi), error))
-    return false;
+  // The header, the shared library, the static library.
+  std::vector<std::string> files = LibraryFiles(options.name);
+  if (!WriteFile(in_dir(files[0]), WriteHeader(abi), error)) return false;
 
   llvm::LLVMContext context;
   codegen::CodegenOptions codegen_options;
   codegen_options.opt_level = options.opt_level;
   codegen_options.hooks = options.hooks;
+  codegen_options.timings = options.timings;
   std::unique_ptr<llvm::Module> llvm_module =
       codegen::EmitLLVM(module, context, codegen_options);
   EmitEntryWrappers(abi, *llvm_module, options.hooks != nullptr);
@@ -173,17 +175,28 @@ bool WriteLibrary(const sema::Program& program, const ir::Module& module,
   llvm::raw_svector_ostream code_stream(code);
   if (!codegen::EmitMachineCode(*llvm_module, options.opt_level,
                                 llvm::CodeGenFileType::ObjectFile, code_stream,
-                                error))
+                                error, options.timings))
     return false;
+  auto start = Clock::now();
   TempFile object;
   if (!object.Create("o", error) ||
       !WriteFile(object.path.str().str(), code.str(), error))
     return false;
   std::string object_path = object.path.str().str();
-  return LinkShared(object_path, in_dir("lib" + abi.prefix + ".so"), abi,
-                    options.runtime_library, options.hooks != nullptr, error) &&
-         ArchiveStatic(object_path, in_dir("lib" + abi.prefix + ".a"), abi,
-                       options.runtime_library, error);
+  bool linked =
+      LinkShared(object_path, in_dir(files[1]), abi, options.runtime_library,
+                 options.hooks != nullptr, error) &&
+      ArchiveStatic(object_path, in_dir(files[2]), abi, options.runtime_library,
+                    error);
+  if (options.timings != nullptr)
+    options.timings->steps.Add("link the shared and static libraries",
+                               SecondsSince(start));
+  return linked;
+}
+
+std::vector<std::string> LibraryFiles(const std::string& name) {
+  std::string prefix = LibraryPrefix(name);
+  return {prefix + ".h", "lib" + prefix + ".so", "lib" + prefix + ".a"};
 }
 
 }  // namespace delta::c_abi

@@ -14,7 +14,8 @@ namespace delta::codegen {
 
 bool EmitMachineCode(llvm::Module& module, int opt_level,
                      llvm::CodeGenFileType type, llvm::raw_pwrite_stream& out,
-                     std::string& error) {
+                     std::string& error, CodegenTimings* timings) {
+  auto start = Clock::now();
   std::unique_ptr<llvm::TargetMachine> machine =
       CreateHostTargetMachine(opt_level, error);
   if (machine == nullptr) return false;
@@ -25,6 +26,9 @@ bool EmitMachineCode(llvm::Module& module, int opt_level,
     return false;
   }
   passes.run(module);
+  if (timings != nullptr)
+    timings->steps.Add("machine code -O" + std::to_string(opt_level),
+                       SecondsSince(start));
   return true;
 }
 

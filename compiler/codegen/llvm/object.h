@@ -8,12 +8,15 @@
 
 #include <string>
 
+#include "compiler/codegen/llvm/codegen.h"
+
 namespace delta::codegen {
 
-// Writes `module` (from EmitLLVM) as an object file or assembly.
+// Writes `module` (from EmitLLVM) as an object file or assembly; with
+// `timings`, records how long that took.
 bool EmitMachineCode(llvm::Module& module, int opt_level,
                      llvm::CodeGenFileType type, llvm::raw_pwrite_stream& out,
-                     std::string& error);
+                     std::string& error, CodegenTimings* timings = nullptr);
 
 // The runtime archive to link executables with: DELTA_RUNTIME_LIBRARY if
 // set, else lib/libdelta_runtime.a beside the bin/ folder of `executable`
