@@ -32,6 +32,26 @@ def programs(filters):
     return [p for p in rel if not filters or any(f in p for f in filters)]
 
 
+# Sizes for the placeholders of bench/run.py's templates (bench/cases/
+# matmul.dl has `dim i = @N@;`), as bench/run.py fills them.
+PLACEHOLDERS = {"@N@": "1024", "@K@": "10", "@D@": "10"}
+
+
+def instantiate(path, scratch):
+    """The program to compile: `path`, or a copy with its placeholders
+    filled."""
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    if not any(p in text for p in PLACEHOLDERS):
+        return path
+    for placeholder, value in PLACEHOLDERS.items():
+        text = text.replace(placeholder, value)
+    filled = os.path.join(scratch, os.path.basename(path))
+    with open(filled, "w") as f:
+        f.write(text)
+    return filled
+
+
 def measure(dlc, path, level, cpu, out):
     """Seconds and peak RSS (MB) of one compilation, or None if it fails."""
     command = ["/usr/bin/time", "-f", "%e %M"]
@@ -70,8 +90,9 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         out = os.path.join(scratch, "out.o")
-        for path in programs(args.filters):
-            row = {"program": path, "levels": {}}
+        for name in programs(args.filters):
+            row = {"program": name, "levels": {}}
+            path = instantiate(name, scratch)
             for level in args.levels:
                 runs = [measure(args.dlc, path, level, args.cpu, out)
                         for _ in range(args.repeat)]
@@ -86,7 +107,7 @@ def main():
                     "ir_lines": ir, "llvm_lines": llvm,
                     "ratio": llvm / ir if ir else None}
             rows.append(row)
-            print(f"measured {path}", file=sys.stderr)
+            print(f"measured {name}", file=sys.stderr)
     header = "| program |" + "".join(
         f" -O{l} s | -O{l} MB | -O{l} LLVM/IR lines |" for l in args.levels)
     print(header)

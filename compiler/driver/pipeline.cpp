@@ -175,48 +175,37 @@ ExitStatus BuildNative(const ir::Module& module,
     file->keep();
     return kExitSuccess;
   }
-  llvm::SmallString<0> code;
-  llvm::raw_svector_ostream code_stream(code);
   std::string error;
-  if (!codegen::EmitMachineCode(*llvm_module, options.opt_level,
-                                options.emit == Emit::Asm
-                                    ? llvm::CodeGenFileType::AssemblyFile
-                                    : llvm::CodeGenFileType::ObjectFile,
-                                code_stream, error, codegen_options.timings)) {
-    err << "dlc: error: " << error << "\n";
-    return kExitCompileError;
-  }
   if (options.emit == Emit::Asm || options.emit == Emit::Obj) {
+    llvm::SmallString<0> code;
+    llvm::raw_svector_ostream code_stream(code);
+    if (!codegen::EmitMachineCode(*llvm_module, options.opt_level,
+                                  options.emit == Emit::Asm
+                                      ? llvm::CodeGenFileType::AssemblyFile
+                                      : llvm::CodeGenFileType::ObjectFile,
+                                  code_stream, error, timings)) {
+      err << "dlc: error: " << error << "\n";
+      return kExitCompileError;
+    }
     auto file = OpenOutput(options.output, err);
     if (!file) return kExitCompileError;
     file->os() << code.str();
     file->keep();
     return kExitSuccess;
   }
-  llvm::SmallString<128> object;
-  if (std::error_code code_error =
-          llvm::sys::fs::createTemporaryFile("delta", "o", object)) {
-    err << "dlc: error: cannot create a temporary file: "
-        << code_error.message() << "\n";
+  std::vector<std::string> objects;
+  codegen::TemporaryObjects files;
+  if (!codegen::EmitObjects(*llvm_module, options.opt_level, objects, error,
+                            timings) ||
+      !files.Write(objects, error)) {
+    err << "dlc: error: " << error << "\n";
     return kExitCompileError;
-  }
-  llvm::FileRemover remove_object(object);
-  {
-    std::error_code code_error;
-    llvm::raw_fd_ostream object_stream(object, code_error);
-    object_stream << code.str();
-    if (code_error || object_stream.has_error()) {
-      err << "dlc: error: cannot write '" << object << "'\n";
-      object_stream.clear_error();
-      return kExitCompileError;
-    }
   }
   static int anchor;
   std::string runtime = codegen::FindRuntimeLibrary(
       llvm::sys::fs::getMainExecutable(nullptr, &anchor));
   auto start = Clock::now();
-  if (!codegen::LinkExecutable(object.str().str(), options.output, runtime,
-                               error)) {
+  if (!codegen::LinkExecutable(files.paths(), options.output, runtime, error)) {
     err << "dlc: error: " << error << "\n";
     return kExitCompileError;
   }
@@ -288,7 +277,8 @@ ExitStatus RunNative(const ir::Module& module, int opt_level,
   }
   if (cache.enabled()) {
     CacheEntry entry;
-    entry.files.emplace_back("main.o", object.code);
+    for (const std::string& code : object.objects)
+      entry.files.emplace_back("main.o", code);
     if (object.vector_math) entry.files.emplace_back("libmvec", "");
     StoreTimed(cache, key, entry, timings);
   }
@@ -460,10 +450,12 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
     key = CompilationKey(session.sources,
                          {"run", "-O" + std::to_string(options.opt_level)});
     if (std::optional<CacheEntry> entry = LookUp(cache, key, timing)) {
-      if (const std::string* code = entry->Find("main.o")) {
-        codegen::MainObject object{*code, entry->Find("libmvec") != nullptr};
+      codegen::MainObject object;
+      for (const auto& [name, code] : entry->files)
+        if (name == "main.o") object.objects.push_back(code);
+      object.vector_math = entry->Find("libmvec") != nullptr;
+      if (!object.objects.empty())
         return RunMainObject(object, argv, out, err, timing);
-      }
     }
   }
   if (!CompileChecked(compiled, options.opt_level, options.optimizer, diags,

@@ -4,7 +4,6 @@
 // libc, libm and libmvec come from the process.
 #include "compiler/codegen/llvm/jit.h"
 
-#include <llvm/ADT/SmallString.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -92,14 +91,8 @@ bool CompileMain(const ir::Module& module, const CodegenOptions& run_options,
   std::unique_ptr<llvm::Module> llvm_module =
       EmitLLVM(module, context, options);
   object.vector_math = UsesVectorMath(*llvm_module);
-  llvm::SmallString<0> code;
-  llvm::raw_svector_ostream code_stream(code);
-  if (!EmitMachineCode(*llvm_module, options.opt_level,
-                       llvm::CodeGenFileType::ObjectFile, code_stream, error,
-                       options.timings))
-    return false;
-  object.code = code.str().str();
-  return true;
+  return EmitObjects(*llvm_module, options.opt_level, object.objects, error,
+                     options.timings);
 }
 
 bool RunObject(const MainObject& object, const std::vector<std::string>& args,
@@ -144,10 +137,12 @@ bool RunObject(const MainObject& object, const std::vector<std::string>& args,
   if (timings != nullptr) timings->steps.Add("JIT set-up", SecondsSince(start));
 
   start = Clock::now();
-  if (llvm::Error added = (*jit)->addObjectFile(
-          llvm::MemoryBuffer::getMemBufferCopy(object.code, "main.o"))) {
-    error = llvm::toString(std::move(added));
-    return false;
+  for (const std::string& code : object.objects) {
+    if (llvm::Error added = (*jit)->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy(code, "main.o"))) {
+      error = llvm::toString(std::move(added));
+      return false;
+    }
   }
   // Looking `main` up links the object in memory.
   auto main = (*jit)->lookup("main");

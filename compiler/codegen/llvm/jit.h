@@ -12,9 +12,10 @@
 namespace delta::codegen {
 
 // `main` compiled for the host with the C entry point that executables
-// have: an object file for the JIT to link.
+// have: object files for the JIT to link.
 struct MainObject {
-  std::string code;          // the ELF object
+  // ELF objects: one, or several for a large module (EmitObjects).
+  std::vector<std::string> objects;
   bool vector_math = false;  // it calls libmvec (Note [Vector math])
 };
 

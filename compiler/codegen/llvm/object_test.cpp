@@ -1,5 +1,6 @@
-// Tests of object emission's budget for large functions (Note [Large
-// functions in code generation] in object.cpp).
+// Tests of object emission's budgets for large functions and modules (Notes
+// [Large functions in code generation] and [Parallel code generation] in
+// object.cpp).
 #include "compiler/codegen/llvm/object.h"
 
 #include <doctest/doctest.h>
@@ -11,6 +12,7 @@
 
 #include <string>
 
+#include "compiler/codegen/llvm/jit.h"
 #include "compiler/codegen/llvm/target.h"
 
 namespace {
@@ -54,6 +56,45 @@ std::string MachineCodeRow(int adds) {
   return printed;
 }
 
+// internal f(x) = x + 1 + 2 + ... + n, g(x) = f(x) + 1 + ... + n, and a C
+// main that exits 0 if g(argc) is what it should be.
+constexpr int kAdds = 10001;
+
+std::unique_ptr<llvm::Module> TwoChains(llvm::LLVMContext& context) {
+  std::unique_ptr<llvm::Module> module = ChainOfAdds(context, 0);
+  module->getFunction("chain")->eraseFromParent();
+  llvm::IRBuilder<> builder(context);
+  auto* i64 = builder.getInt64Ty();
+  auto chain = [&](const char* name, llvm::GlobalValue::LinkageTypes linkage,
+                   llvm::Function* callee) {
+    auto* function = llvm::Function::Create(
+        llvm::FunctionType::get(i64, {i64}, false), linkage, name, *module);
+    builder.SetInsertPoint(llvm::BasicBlock::Create(context, "", function));
+    llvm::Value* value = function->getArg(0);
+    if (callee != nullptr) value = builder.CreateCall(callee, {value});
+    for (int i = 1; i <= kAdds; ++i)
+      value = builder.CreateAdd(value, builder.getInt64(i));
+    builder.CreateRet(value);
+    return function;
+  };
+  llvm::Function* f = chain("f", llvm::GlobalValue::InternalLinkage, nullptr);
+  llvm::Function* g = chain("g", llvm::GlobalValue::ExternalLinkage, f);
+  auto* main = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getInt32Ty(),
+                              {builder.getInt32Ty(), builder.getPtrTy()},
+                              false),
+      llvm::GlobalValue::ExternalLinkage, "main", *module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "", main));
+  llvm::Value* x = builder.CreateSExt(main->getArg(0), i64);
+  llvm::Value* expected = builder.CreateAdd(
+      x, builder.getInt64(int64_t{kAdds} * (kAdds + 1)));  // 2 * n(n+1)/2
+  llvm::Value* same =
+      builder.CreateICmpEQ(builder.CreateCall(g, {x}), expected);
+  builder.CreateRet(
+      builder.CreateSelect(same, builder.getInt32(0), builder.getInt32(1)));
+  return module;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -64,4 +105,29 @@ TEST_CASE(
   std::string large = MachineCodeRow(15001);
   CHECK(large.find("largest function 15002 instructions: no domain "
                    "reassignment") != std::string::npos);
+}
+
+TEST_CASE(
+    "a large module is compiled in two parts that link into one "
+    "program, the same parts every time") {
+  // f and g land in different parts, so g's call of the local f crosses
+  // them.
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = TwoChains(context);
+  delta::codegen::MainObject object;
+  delta::codegen::CodegenTimings timings;
+  std::string error;
+  REQUIRE_MESSAGE(
+      delta::codegen::EmitObjects(*module, 2, object.objects, error, &timings),
+      error);
+  CHECK(object.objects.size() == 2);
+  int exit_status = -1;
+  REQUIRE_MESSAGE(
+      delta::codegen::RunObject(object, {"parts", "x"}, exit_status, error),
+      error);
+  CHECK(exit_status == 0);
+
+  std::vector<std::string> again;
+  REQUIRE(delta::codegen::EmitObjects(*TwoChains(context), 2, again, error));
+  CHECK(again == object.objects);
 }
