@@ -5,7 +5,7 @@
 // libraries for the CPU) look their result up under a key of everything
 // that decides it: the contents and paths of the program's source files
 // (the file and every module it imports, as sema read them), the command
-// (run, exe, lib and the library's name), the -O level, the target and
+// (run, exe, lib and the library's name), the -O level, the host CPU and
 // the compiler's identity (CompilerIdentity). An entry is one file,
 // KEY.entry, in the cache folder:
 //
@@ -14,7 +14,8 @@
 //
 // Writers write a temporary file in the same folder and rename it over the
 // entry, so concurrent dlc processes see either no entry or a whole one;
-// two writers of one key write the same bytes. A reader that finds a bad
+// two writers of one key write equivalent entries and the last rename
+// wins. A reader that finds a bad
 // checksum removes the entry and compiles as on a miss. A hit sets the
 // entry's modification time to now; after each store, entries are removed
 // oldest first until the folder holds at most the size bound
@@ -176,9 +177,10 @@ void CompileCache::Evict() const {
 
 std::string DefaultCacheDir() {
   llvm::SmallString<256> dir;
+  // The XDG spec has relative paths ignored.
   if (std::optional<std::string> xdg =
           llvm::sys::Process::GetEnv("XDG_CACHE_HOME");
-      xdg && !xdg->empty()) {
+      xdg && llvm::sys::path::is_absolute(*xdg)) {
     dir = *xdg;
   } else if (llvm::sys::path::home_directory(dir)) {
     llvm::sys::path::append(dir, ".cache");
