@@ -49,6 +49,10 @@ config.environment["PATH"] = os.pathsep.join(
 # A crash must look like a crash to `not`, not like a compile error.
 config.environment["DLC_KEEP_CRASH_SIGNALS"] = "1"
 config.environment["NO_COLOR"] = "1"
+# The compilation cache of `dlc run` and `dlc build` goes to the build tree,
+# never to the user's ~/.cache; tests of the cache itself set their own.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root,
+                                                    "cache-home")
 for name in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "DELTA_STDLIB_PATH"]:
     if name in os.environ:
         config.environment[name] = os.environ[name]

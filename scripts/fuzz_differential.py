@@ -605,7 +605,9 @@ fn main() {{
 # --- running and comparing -----------------------------------------------
 
 def run(dlc, mode, folder, timeout):
-    command = [dlc, "run", *mode, "program.dl"]
+    # --no-cache: each program is compiled, which is what is being tested
+    # (and the cache would fill with programs never seen again).
+    command = [dlc, "run", "--no-cache", *mode, "program.dl"]
     try:
         result = subprocess.run(command, cwd=folder, capture_output=True,
                                 text=True, timeout=timeout, env=ENV)

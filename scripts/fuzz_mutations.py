@@ -265,7 +265,8 @@ def check_mutant(dlc, folder, build, timeout, changed_numbers, slow_source):
     steps = [("check", [dlc, "check", "mutant.dl"])]
     steps.append(("run", [dlc, "run", "--interp", "mutant.dl"]))
     if build:
-        steps.append(("build", [dlc, "build", "mutant.dl", "-o", "mutant"]))
+        steps.append(("build", [dlc, "build", "--no-cache", "mutant.dl", "-o",
+                                "mutant"]))
     # Compiling with LLVM takes longer than checking.
     limits = {"check": timeout, "run": timeout, "build": 3 * timeout}
     problems, slow, ran = [], False, False

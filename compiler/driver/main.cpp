@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/driver/compile_cache.h"
 #include "compiler/driver/options.h"
 #include "compiler/driver/pipeline.h"
 #include "compiler/driver/test_runner.h"
@@ -141,6 +142,20 @@ void AddOptimizerOptions(CLI::App& command, OptimizerOptions& options) {
                    "with assertions)");
 }
 
+void AddCacheOption(CLI::App& command, bool& no_cache) {
+  command.add_flag("--no-cache", no_cache,
+                   "Compile even if the compilation cache holds the result, "
+                   "and store nothing");
+}
+
+// The cache's folder and bound from the environment (compile_cache.h).
+CacheOptions ToCacheOptions(bool no_cache) {
+  CacheOptions cache;
+  if (!no_cache) cache.dir = DefaultCacheDir();
+  cache.max_bytes = CacheMaxBytes();
+  return cache;
+}
+
 // Whether diagnostics on stderr are coloured (as pipeline.cpp decides).
 bool StderrColor(ColorMode mode) {
   if (mode != ColorMode::Auto) return mode == ColorMode::Always;
@@ -217,6 +232,8 @@ int Main(int argc, char** argv) {
   run_command->add_option("-O", run.opt_level, "Optimization level 0-3")
       ->check(CLI::Range(0, 3));
   AddOptimizerOptions(*run_command, run.optimizer);
+  bool run_no_cache = false;
+  AddCacheOption(*run_command, run_no_cache);
   CommonSpellings run_spellings;
   AddCommonOptions(*run_command, run_spellings);
 
@@ -250,6 +267,8 @@ int Main(int argc, char** argv) {
   build_command->add_option("-O", build.opt_level, "Optimization level 0-3")
       ->check(CLI::Range(0, 3));
   AddOptimizerOptions(*build_command, build.optimizer);
+  bool build_no_cache = false;
+  AddCacheOption(*build_command, build_no_cache);
   CommonSpellings build_spellings;
   AddCommonOptions(*build_command, build_spellings);
 
@@ -351,12 +370,14 @@ int Main(int argc, char** argv) {
     status = lsp::RunServer(std::cin, std::cout, lsp_options);
   } else if (run_command->parsed()) {
     run.common = ToCommonOptions(run_spellings, argv[0]);
+    run.cache = ToCacheOptions(run_no_cache);
     status = Run(run, llvm::outs(), llvm::errs());
   } else if (test_command->parsed()) {
     test.common = ToCommonOptions(test_spellings, argv[0]);
     status = Test(test, llvm::outs(), llvm::errs());
   } else if (build_command->parsed()) {
     build.common = ToCommonOptions(build_spellings, argv[0]);
+    build.cache = ToCacheOptions(build_no_cache);
     build.emit = build_lib        ? Emit::Library
                  : emit == "ir"   ? Emit::Ir
                  : emit == "llvm" ? Emit::Llvm

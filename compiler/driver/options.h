@@ -2,6 +2,7 @@
 // handed to the pipeline, so that no stage reads argv or the environment.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ struct OptimizerOptions {
   bool verify_each = false;  // also on by itself in builds with assertions
 };
 
+// The compilation cache of `dlc run` and `dlc build` (Note [Compilation
+// cache] in compile_cache.cpp).
+struct CacheOptions {
+  std::string dir;  // empty: no cache (--no-cache)
+  uint64_t max_bytes = 0;
+};
+
 // What `dlc build` writes.
 enum class Emit { Executable, Library, Ir, Llvm, Asm, Obj, Ptx };
 
@@ -55,6 +63,7 @@ struct BuildCommandOptions {
   int64_t gpu_min_work = 16384;  // docs/gpu.md, Note [Small ops on the host]
   int opt_level = 2;
   OptimizerOptions optimizer;
+  CacheOptions cache;
 };
 
 // `dlc run [--interp] FILE [ARGS…]`.
@@ -68,6 +77,7 @@ struct RunCommandOptions {
   int64_t gpu_min_work = 16384;  // docs/gpu.md, Note [Small ops on the host]
   int opt_level = 2;
   OptimizerOptions optimizer;
+  CacheOptions cache;
 };
 
 }  // namespace delta::driver

@@ -4,11 +4,15 @@
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/FileUtilities.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/ToolOutputFile.h>
 
+#include <optional>
+
+#include "compiler/base/timings.h"
 #include "compiler/codegen/c_abi/library.h"
 #include "compiler/codegen/cuda/host_launch.h"
 #include "compiler/codegen/interpreter/interpreter.h"
@@ -17,6 +21,7 @@
 #include "compiler/codegen/llvm/object.h"
 #include "compiler/compile/compile.h"
 #include "compiler/diagnostics/diagnostics.h"
+#include "compiler/driver/compile_cache.h"
 #include "compiler/ir/printer.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
@@ -40,24 +45,55 @@ bool UseColor(ColorMode mode) {
 }
 
 // `dlc build` and `dlc run` share the stages up to optimized IR: check, then
-// the front half (compile/compile.h). `module` is null after diagnostics.
+// the front half (compile/compile.h). `module` is null after diagnostics,
+// and until CompileChecked.
 struct Compiled {
   sema::CheckResult checked;
   std::unique_ptr<ir::Module> module;
 };
 
-Compiled CheckAndCompile(const std::string& input, const CommonOptions& common,
-                         int opt_level, const OptimizerOptions& optimizer,
-                         DiagnosticEngine& diags, llvm::raw_ostream& err) {
-  Compiled compiled;
-  // 1. Read, parse and check the file and its imports.
-  sema::CheckOptions check_options;
-  check_options.stdlib_dirs = common.stdlib_dirs;
-  compiled.checked =
-      sema::CheckFile(input, diags.sources(), diags, check_options);
-  if (!compiled.checked.ok || diags.HasErrors()) return compiled;
-  // 2. Lower, differentiate, verify and optimize. Printed IR and timings go
-  //    to stderr.
+// What `dlc build` and `dlc run` set up first: the sources and diagnostics,
+// and with --time-passes the timings, printed when the command ends (for
+// `dlc run`, the JIT prints them before main starts).
+struct CommandSession {
+  CommandSession(const CommonOptions& common, bool time_passes,
+                 llvm::raw_ostream& err)
+      : common(common),
+        diags(sources, err, common.diagnostics, UseColor(common.color)),
+        err(err) {
+    if (time_passes) timings.emplace();
+  }
+  ~CommandSession() {
+    if (timings) timings->Flush(err);
+  }
+  codegen::CodegenTimings* timing() { return timings ? &*timings : nullptr; }
+
+  // Reads, parses and checks the file and its imports (into `sources`,
+  // where the cache key finds them). False after diagnostics.
+  bool Check(const std::string& input, Compiled& compiled) {
+    auto start = Clock::now();
+    sema::CheckOptions check_options;
+    check_options.stdlib_dirs = common.stdlib_dirs;
+    compiled.checked = sema::CheckFile(input, sources, diags, check_options);
+    if (timings)
+      timings->steps.Add("check (read, parse, names, types)",
+                         SecondsSince(start));
+    return compiled.checked.ok && !diags.HasErrors();
+  }
+
+  const CommonOptions& common;
+  llvm::SourceMgr sources;
+  DiagnosticEngine diags;
+  std::optional<codegen::CodegenTimings> timings;
+  llvm::raw_ostream& err;
+};
+
+// Lowers, differentiates, verifies and optimizes the checked program.
+// Printed IR and timings go to stderr. False after diagnostics.
+bool CompileChecked(Compiled& compiled, int opt_level,
+                    const OptimizerOptions& optimizer, DiagnosticEngine& diags,
+                    llvm::raw_ostream& err, codegen::CodegenTimings* timings) {
+  auto start = Clock::now();
   compile::CompileOptions options;
   options.pipeline.opt_level = opt_level;
   options.pipeline.print_after = optimizer.print_after;
@@ -65,7 +101,41 @@ Compiled CheckAndCompile(const std::string& input, const CommonOptions& common,
   options.pipeline.verify_each |= optimizer.verify_each;
   options.pass_log = &err;
   compiled.module = compile::Compile(*compiled.checked.program, diags, options);
-  return compiled;
+  if (timings != nullptr)
+    timings->steps.Add("lower, differentiate, optimize the IR (passes above)",
+                       SecondsSince(start));
+  return compiled.module != nullptr;
+}
+
+// The cache for a command whose output is of a `cached_form`. It is off
+// when the user wants to see the IR or verify it, which needs the
+// compilation.
+CompileCache OpenCache(bool cached_form, const CacheOptions& cache,
+                       const OptimizerOptions& optimizer) {
+  bool on =
+      cached_form && optimizer.print_after.empty() && !optimizer.verify_each;
+  return CompileCache(on ? cache.dir : "", cache.max_bytes);
+}
+
+// The entry under `key`, timed as a hit or a miss.
+std::optional<CacheEntry> LookUp(const CompileCache& cache,
+                                 const std::string& key,
+                                 codegen::CodegenTimings* timings) {
+  auto start = Clock::now();
+  std::optional<CacheEntry> entry = cache.Load(key);
+  if (timings != nullptr)
+    timings->steps.Add(std::string("compilation cache: ") +
+                           (entry ? "hit " : "miss ") + cache.PathOf(key),
+                       SecondsSince(start));
+  return entry;
+}
+
+void StoreTimed(const CompileCache& cache, const std::string& key,
+                const CacheEntry& entry, codegen::CodegenTimings* timings) {
+  auto start = Clock::now();
+  cache.Store(key, entry);
+  if (timings != nullptr)
+    timings->steps.Add("compilation cache: store", SecondsSince(start));
 }
 
 // Opens `path` for writing ("-" is stdout).
@@ -86,10 +156,11 @@ std::unique_ptr<llvm::ToolOutputFile> OpenOutput(const std::string& path,
 // through LLVM, linked with the runtime for an executable.
 ExitStatus BuildNative(const ir::Module& module,
                        const BuildCommandOptions& options,
-                       llvm::raw_ostream& err,
+                       llvm::raw_ostream& err, codegen::CodegenTimings* timings,
                        codegen::HostHooks* hooks = nullptr) {
   llvm::LLVMContext context;
   codegen::CodegenOptions codegen_options;
+  codegen_options.timings = timings;
   codegen_options.opt_level = options.opt_level;
   // Objects and assembly carry the C `main` too, so that linking them with
   // the runtime gives the same program as `dlc build`.
@@ -104,50 +175,42 @@ ExitStatus BuildNative(const ir::Module& module,
     file->keep();
     return kExitSuccess;
   }
-  llvm::SmallString<0> code;
-  llvm::raw_svector_ostream code_stream(code);
   std::string error;
-  if (!codegen::EmitMachineCode(*llvm_module, options.opt_level,
-                                options.emit == Emit::Asm
-                                    ? llvm::CodeGenFileType::AssemblyFile
-                                    : llvm::CodeGenFileType::ObjectFile,
-                                code_stream, error)) {
-    err << "dlc: error: " << error << "\n";
-    return kExitCompileError;
-  }
   if (options.emit == Emit::Asm || options.emit == Emit::Obj) {
+    llvm::SmallString<0> code;
+    llvm::raw_svector_ostream code_stream(code);
+    if (!codegen::EmitMachineCode(*llvm_module, options.opt_level,
+                                  options.emit == Emit::Asm
+                                      ? llvm::CodeGenFileType::AssemblyFile
+                                      : llvm::CodeGenFileType::ObjectFile,
+                                  code_stream, error, timings)) {
+      err << "dlc: error: " << error << "\n";
+      return kExitCompileError;
+    }
     auto file = OpenOutput(options.output, err);
     if (!file) return kExitCompileError;
     file->os() << code.str();
     file->keep();
     return kExitSuccess;
   }
-  llvm::SmallString<128> object;
-  if (std::error_code code_error =
-          llvm::sys::fs::createTemporaryFile("delta", "o", object)) {
-    err << "dlc: error: cannot create a temporary file: "
-        << code_error.message() << "\n";
+  std::vector<std::string> objects;
+  codegen::TemporaryObjects files;
+  if (!codegen::EmitObjects(*llvm_module, options.opt_level, objects, error,
+                            timings) ||
+      !files.Write(objects, error)) {
+    err << "dlc: error: " << error << "\n";
     return kExitCompileError;
-  }
-  llvm::FileRemover remove_object(object);
-  {
-    std::error_code code_error;
-    llvm::raw_fd_ostream object_stream(object, code_error);
-    object_stream << code.str();
-    if (code_error || object_stream.has_error()) {
-      err << "dlc: error: cannot write '" << object << "'\n";
-      object_stream.clear_error();
-      return kExitCompileError;
-    }
   }
   static int anchor;
   std::string runtime = codegen::FindRuntimeLibrary(
       llvm::sys::fs::getMainExecutable(nullptr, &anchor));
-  if (!codegen::LinkExecutable(object.str().str(), options.output, runtime,
-                               error)) {
+  auto start = Clock::now();
+  if (!codegen::LinkExecutable(files.paths(), options.output, runtime, error)) {
     err << "dlc: error: " << error << "\n";
     return kExitCompileError;
   }
+  if (timings != nullptr)
+    timings->steps.Add("link the executable", SecondsSince(start));
   return kExitSuccess;
 }
 
@@ -156,6 +219,7 @@ ExitStatus BuildNative(const ir::Module& module,
 ExitStatus BuildLibrary(const Compiled& compiled,
                         const BuildCommandOptions& options,
                         llvm::raw_ostream& err,
+                        codegen::CodegenTimings* timings,
                         codegen::HostHooks* hooks = nullptr) {
   static int anchor;
   if (options.output == "-") {
@@ -170,6 +234,7 @@ ExitStatus BuildLibrary(const Compiled& compiled,
       llvm::sys::fs::getMainExecutable(nullptr, &anchor));
   library.opt_level = options.opt_level;
   library.hooks = hooks;
+  library.timings = timings;
   std::string error;
   if (!c_abi::WriteLibrary(*compiled.checked.program, *compiled.module, library,
                            error)) {
@@ -179,24 +244,50 @@ ExitStatus BuildLibrary(const Compiled& compiled,
   return kExitSuccess;
 }
 
-// `dlc run` without --interp: compiles `main` with the JIT and runs it. The
+// Links `object` in memory and runs its `main`: the exit status of
+// `dlc run`.
+ExitStatus RunMainObject(const codegen::MainObject& object,
+                         const std::vector<std::string>& argv,
+                         llvm::raw_ostream& out, llvm::raw_ostream& err,
+                         codegen::CodegenTimings* timings) {
+  out.flush();
+  std::string error;
+  int status = 0;
+  if (!codegen::RunObject(object, argv, status, error, timings)) {
+    err << "dlc: error: " << error << "\n";
+    return kExitCompileError;
+  }
+  return status == 0 ? kExitSuccess : kExitCompileError;
+}
+
+// `dlc run` without --interp: compiles `main` to an object (stored in
+// `cache` under `key` if enabled), links it in memory and runs it. The
 // program prints through the runtime (C stdio); a run-time error exits with
 // status 1 from inside the program.
 ExitStatus RunNative(const ir::Module& module, int opt_level,
                      const std::vector<std::string>& argv,
                      llvm::raw_ostream& out, llvm::raw_ostream& err,
+                     codegen::CodegenTimings* timings,
+                     const CompileCache& cache, const std::string& key,
                      codegen::HostHooks* hooks = nullptr) {
-  out.flush();
   codegen::CodegenOptions codegen_options;
   codegen_options.opt_level = opt_level;
   codegen_options.hooks = hooks;
+  codegen_options.timings = timings;
+  codegen::MainObject object;
   std::string error;
-  int status = 0;
-  if (!codegen::RunMain(module, codegen_options, argv, status, error)) {
+  if (!codegen::CompileMain(module, codegen_options, object, error)) {
     err << "dlc: error: " << error << "\n";
     return kExitCompileError;
   }
-  return status == 0 ? kExitSuccess : kExitCompileError;
+  if (cache.enabled()) {
+    CacheEntry entry;
+    for (const std::string& code : object.objects)
+      entry.files.emplace_back("main.o", code);
+    if (object.vector_math) entry.files.emplace_back("libmvec", "");
+    StoreTimed(cache, key, entry, timings);
+  }
+  return RunMainObject(object, argv, out, err, timings);
 }
 
 // --target=cuda: the module's kernels as PTX (docs/gpu.md). Null after
@@ -218,8 +309,8 @@ std::unique_ptr<cuda::CudaCompilation> CompileCuda(const ir::Module& module,
 // `dlc build --target=cuda`: PTX with --emit=ptx, otherwise the CPU forms
 // with host code that launches the kernels.
 ExitStatus BuildCuda(const ir::Module& module,
-                     const BuildCommandOptions& options,
-                     llvm::raw_ostream& err) {
+                     const BuildCommandOptions& options, llvm::raw_ostream& err,
+                     codegen::CodegenTimings* timings) {
   auto compilation = CompileCuda(module, options, err);
   if (!compilation) return kExitCompileError;
   if (options.emit == Emit::Ptx) {
@@ -229,21 +320,43 @@ ExitStatus BuildCuda(const ir::Module& module,
     file->keep();
     return kExitSuccess;
   }
-  return BuildNative(module, options, err, &cuda::Hooks(*compilation));
+  return BuildNative(module, options, err, timings, &cuda::Hooks(*compilation));
 }
 
-}  // namespace
+// The files a cached `dlc build` writes: the executable, or the library's
+// files in the output folder.
+std::vector<std::string> BuildOutputs(const BuildCommandOptions& options) {
+  if (options.emit == Emit::Executable) return {options.output};
+  std::vector<std::string> paths;
+  for (const std::string& file :
+       c_abi::LibraryFiles(llvm::sys::path::stem(options.input).str())) {
+    llvm::SmallString<256> path(options.output);
+    llvm::sys::path::append(path, file);
+    paths.push_back(path.str().str());
+  }
+  return paths;
+}
 
-ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
-                 llvm::raw_ostream& err) {
-  (void)out;
-  llvm::SourceMgr sources;
-  DiagnosticEngine diags(sources, err, options.common.diagnostics,
-                         UseColor(options.common.color));
-  Compiled compiled =
-      CheckAndCompile(options.input, options.common, options.opt_level,
-                      options.optimizer, diags, err);
-  if (!compiled.module) return kExitCompileError;
+// Writes a cached build's files where the build would have; false if one
+// cannot be written (the build then runs).
+bool WriteCachedOutputs(const CacheEntry& entry,
+                        const BuildCommandOptions& options) {
+  if (options.emit == Emit::Library &&
+      llvm::sys::fs::create_directories(options.output))
+    return false;
+  if (!WriteEntryFiles(entry, BuildOutputs(options))) return false;
+  if (options.emit == Emit::Executable)
+    llvm::sys::fs::setPermissions(
+        options.output, llvm::sys::fs::all_read | llvm::sys::fs::all_exe |
+                            llvm::sys::fs::owner_write);
+  return true;
+}
+
+// Builds the forms that need no cache decision.
+ExitStatus BuildCompiled(const Compiled& compiled,
+                         const BuildCommandOptions& options,
+                         llvm::raw_ostream& err,
+                         codegen::CodegenTimings* timings) {
   switch (options.emit) {
     case Emit::Ir: {
       auto file = OpenOutput(options.output, err);
@@ -258,24 +371,25 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
         // session (docs/gpu.md).
         auto compilation = CompileCuda(*compiled.module, options, err);
         if (!compilation) return kExitCompileError;
-        return BuildLibrary(compiled, options, err, &cuda::Hooks(*compilation));
+        return BuildLibrary(compiled, options, err, timings,
+                            &cuda::Hooks(*compilation));
       }
       if (options.target != "cpu") break;
-      return BuildLibrary(compiled, options, err);
+      return BuildLibrary(compiled, options, err, timings);
     case Emit::Ptx:
       if (options.target != "cuda") {
         err << "dlc: error: --emit=ptx needs --target=cuda\n";
         return kExitUsage;
       }
-      return BuildCuda(*compiled.module, options, err);
+      return BuildCuda(*compiled.module, options, err, timings);
     case Emit::Llvm:
     case Emit::Asm:
     case Emit::Obj:
     case Emit::Executable:
       if (options.target == "cuda")
-        return BuildCuda(*compiled.module, options, err);
+        return BuildCuda(*compiled.module, options, err, timings);
       if (options.target != "cpu") break;
-      return BuildNative(*compiled.module, options, err);
+      return BuildNative(*compiled.module, options, err, timings);
     default:
       break;
   }
@@ -283,32 +397,89 @@ ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
   return kExitUsage;
 }
 
+}  // namespace
+
+ExitStatus Build(const BuildCommandOptions& options, llvm::raw_ostream& out,
+                 llvm::raw_ostream& err) {
+  (void)out;
+  CommandSession session(options.common, options.optimizer.time_passes, err);
+  DiagnosticEngine& diags = session.diags;
+  codegen::CodegenTimings* timing = session.timing();
+  Compiled compiled;
+  if (!session.Check(options.input, compiled)) return kExitCompileError;
+  // Executables and CPU libraries are cached (Note [Compilation cache]).
+  bool cached_form =
+      (options.emit == Emit::Executable || options.emit == Emit::Library) &&
+      options.target == "cpu" && options.output != "-";
+  CompileCache cache = OpenCache(cached_form, options.cache, options.optimizer);
+  std::string key;
+  if (cache.enabled()) {
+    static int anchor;
+    std::string runtime = codegen::FindRuntimeLibrary(
+        llvm::sys::fs::getMainExecutable(nullptr, &anchor));
+    key = CompilationKey(
+        session.sources,
+        {options.emit == Emit::Library ? "lib" : "exe",
+         llvm::sys::path::stem(options.input).str(),
+         "-O" + std::to_string(options.opt_level), FileIdentity(runtime)});
+    if (std::optional<CacheEntry> entry = LookUp(cache, key, timing))
+      if (WriteCachedOutputs(*entry, options)) return kExitSuccess;
+  }
+  if (!CompileChecked(compiled, options.opt_level, options.optimizer, diags,
+                      err, timing))
+    return kExitCompileError;
+  ExitStatus status = BuildCompiled(compiled, options, err, timing);
+  if (status == kExitSuccess && cache.enabled()) {
+    if (std::optional<CacheEntry> entry = ReadEntryFiles(BuildOutputs(options)))
+      StoreTimed(cache, key, *entry, timing);
+  }
+  return status;
+}
+
 ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
                llvm::raw_ostream& err) {
-  llvm::SourceMgr sources;
-  DiagnosticEngine diags(sources, err, options.common.diagnostics,
-                         UseColor(options.common.color));
-  Compiled compiled =
-      CheckAndCompile(options.input, options.common, options.opt_level,
-                      options.optimizer, diags, err);
-  if (!compiled.module) return kExitCompileError;
+  CommandSession session(options.common, options.optimizer.time_passes, err);
+  DiagnosticEngine& diags = session.diags;
+  codegen::CodegenTimings* timing = session.timing();
+  Compiled compiled;
+  if (!session.Check(options.input, compiled)) return kExitCompileError;
+  // The program's argv: its name (for a usage message), then ARGS, which
+  // fill main's parameters (docs/language/io.md).
+  std::vector<std::string> argv = {llvm::sys::path::stem(options.input).str()};
+  argv.insert(argv.end(), options.args.begin(), options.args.end());
+  // Compiled CPU code is cached (Note [Compilation cache]).
+  bool native_cpu = !options.interpret && options.target == "cpu";
+  CompileCache cache = OpenCache(native_cpu, options.cache, options.optimizer);
+  std::string key;
+  if (cache.enabled()) {
+    key = CompilationKey(session.sources,
+                         {"run", "-O" + std::to_string(options.opt_level)});
+    if (std::optional<CacheEntry> entry = LookUp(cache, key, timing)) {
+      codegen::MainObject object;
+      for (const auto& [name, code] : entry->files)
+        if (name == "main.o") object.objects.push_back(code);
+      object.vector_math = entry->Find("libmvec") != nullptr;
+      if (!object.objects.empty())
+        return RunMainObject(object, argv, out, err, timing);
+    }
+  }
+  if (!CompileChecked(compiled, options.opt_level, options.optimizer, diags,
+                      err, timing))
+    return kExitCompileError;
   if (!compiled.module->FindFunction("main")) {
     diags.Report(DiagKind::NoMain, Span{},
                  "'" + options.input + "' has no fn main() to run");
     return kExitCompileError;
   }
-  // The program's argv: its name (for a usage message), then ARGS, which
-  // fill main's parameters (docs/language/io.md).
-  std::vector<std::string> argv = {llvm::sys::path::stem(options.input).str()};
-  argv.insert(argv.end(), options.args.begin(), options.args.end());
   if (!options.interpret && options.target == "cuda") {
     auto compilation = CompileCuda(*compiled.module, options, err);
     if (!compilation) return kExitCompileError;
     return RunNative(*compiled.module, options.opt_level, argv, out, err,
-                     &cuda::Hooks(*compilation));
+                     timing, cache, key, &cuda::Hooks(*compilation));
   }
   if (!options.interpret)
-    return RunNative(*compiled.module, options.opt_level, argv, out, err);
+    return RunNative(*compiled.module, options.opt_level, argv, out, err,
+                     timing, cache, key);
   llvm::Expected<int> status =
       interpreter::RunMain(*compiled.module, out, argv);
   out.flush();

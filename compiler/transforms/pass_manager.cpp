@@ -3,10 +3,8 @@
 
 #include <llvm/ADT/Twine.h>
 #include <llvm/Support/ErrorHandling.h>
-#include <llvm/Support/Format.h>
 
-#include <chrono>
-
+#include "compiler/base/timings.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/transforms/batch/demap.h"
@@ -93,24 +91,19 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
 
 bool RunPipeline(ir::Module& module, const PipelineOptions& options,
                  llvm::raw_ostream& out, llvm::raw_ostream& err) {
-  using Clock = std::chrono::steady_clock;
-  struct Timing {
-    llvm::StringRef cli_name;
-    double seconds;
-  };
-  std::vector<Timing> timings;
+  Timings timings;
+  double verify_seconds = 0;
   bool ok = true;
   for (const PassInfo* pass : PipelineFor(options.opt_level)) {
-    auto start = Clock::now();
-    pass->run(module);
-    std::chrono::duration<double> elapsed = Clock::now() - start;
-    timings.push_back({pass->cli_name, elapsed.count()});
+    timings.Time(pass->cli_name, [&] { pass->run(module); });
     if (ShouldPrintAfter(options, pass->cli_name)) {
       out << "// ----- IR after " << pass->cli_name << " -----\n";
       ir::PrintModule(module, out);
     }
     if (options.verify_each) {
+      auto start = Clock::now();
       std::vector<std::string> errors = ir::Verify(module);
+      verify_seconds += SecondsSince(start);
       if (!errors.empty()) {
         err << "dlc: internal compiler error: invalid IR after pass '"
             << pass->cli_name << "':\n";
@@ -121,14 +114,10 @@ bool RunPipeline(ir::Module& module, const PipelineOptions& options,
     }
   }
   if (options.time_passes) {
-    double total = 0;
-    for (const Timing& timing : timings) total += timing.seconds;
-    err << "===-- pass execution times --===\n";
-    for (const Timing& timing : timings)
-      err << llvm::format("%10.3f ms  %5.1f%%  ", timing.seconds * 1e3,
-                          total > 0 ? 100 * timing.seconds / total : 0.0)
-          << timing.cli_name << "\n";
-    err << llvm::format("%10.3f ms  100.0%%  total\n", total * 1e3);
+    // Builds with assertions verify after every pass; that is time too.
+    if (options.verify_each)
+      timings.Add("(verify after each pass)", verify_seconds);
+    timings.Print("pass execution times", err);
   }
   return ok;
 }

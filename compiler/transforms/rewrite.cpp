@@ -41,21 +41,35 @@ UserCounts CountUsers(ir::Function& function) {
   return counts;
 }
 
+namespace {
+
+// `value` after `replacements`, following chains: a replacement may itself
+// have been replaced.
+Value* Replaced(const llvm::DenseMap<Value*, Value*>& replacements,
+                Value* value) {
+  for (auto it = replacements.find(value); it != replacements.end();
+       it = replacements.find(value))
+    value = it->second;
+  return value;
+}
+
+}  // namespace
+
+void ReplaceUses(ir::Block& block,
+                 const llvm::DenseMap<Value*, Value*>& replacements) {
+  if (replacements.empty()) return;
+  WalkOps(block, [&](Op& op) {
+    for (Value*& operand : op.operands)
+      operand = Replaced(replacements, operand);
+  });
+}
+
 void ReplaceUses(ir::Function& function,
                  const llvm::DenseMap<Value*, Value*>& replacements) {
   if (replacements.empty()) return;
-  auto lookup = [&](Value* value) {
-    // Follow chains: a replacement may itself have been replaced.
-    for (auto it = replacements.find(value); it != replacements.end();
-         it = replacements.find(value))
-      value = it->second;
-    return value;
-  };
-  WalkOps(*function.body, [&](Op& op) {
-    for (Value*& operand : op.operands) operand = lookup(operand);
-  });
+  ReplaceUses(*function.body, replacements);
   for (ir::Dim* dim : function.dims)
-    if (dim->size) dim->size = lookup(dim->size);
+    if (dim->size) dim->size = Replaced(replacements, dim->size);
 }
 
 void ReplaceAllUses(ir::Function& function, Value* from, Value* to) {

@@ -28,6 +28,11 @@ UserCounts CountUsers(ir::Function& function);
 void ReplaceUses(ir::Function& function,
                  const llvm::DenseMap<ir::Value*, ir::Value*>& replacements);
 void ReplaceAllUses(ir::Function& function, ir::Value* from, ir::Value* to);
+// The same within `block` and its regions only, for values that nothing
+// outside it can see (those defined in it): its cost is the block's size,
+// not the function's.
+void ReplaceUses(ir::Block& block,
+                 const llvm::DenseMap<ir::Value*, ir::Value*>& replacements);
 
 // The position of `op` in its parent block.
 size_t IndexOf(const ir::Op& op);

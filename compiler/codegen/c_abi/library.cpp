@@ -74,9 +74,9 @@ std::vector<std::string> SanitizerFlags() {
   return flags;
 }
 
-bool LinkShared(const std::string& object, const std::string& output,
-                const AbiModule& abi, const std::string& runtime, bool device,
-                std::string& error) {
+bool LinkShared(const std::vector<std::string>& objects,
+                const std::string& output, const AbiModule& abi,
+                const std::string& runtime, bool device, std::string& error) {
   std::string linker = FindTool({"clang-19", "clang", "cc"});
   if (linker.empty()) {
     error = "no C compiler to link with (clang-19, clang or cc)";
@@ -90,13 +90,14 @@ bool LinkShared(const std::string& object, const std::string& output,
                  "{\n  global: " + abi.prefix + "_*;\n  local: *;\n};\n",
                  error))
     return false;
-  std::vector<std::string> args = {
-      linker, "-shared", "-o", output, object, runtime,
-      "-Wl,--version-script=" + script.path.str().str(),
-      "-Wl,--exclude-libs,ALL", "-Wl,-soname,lib" + abi.prefix + ".so",
-      // The runtime's line tables are of no use to embedders (and DWARF 5
-      // trips older valgrind).
-      "-Wl,--strip-debug", "-lstdc++", "-lm", "-lpthread"};
+  std::vector<std::string> args = {linker, "-shared", "-o", output};
+  args.insert(args.end(), objects.begin(), objects.end());
+  args.insert(args.end(),
+              {runtime, "-Wl,--version-script=" + script.path.str().str(),
+               "-Wl,--exclude-libs,ALL", "-Wl,-soname,lib" + abi.prefix + ".so",
+               // The runtime's line tables are of no use to embedders (and
+               // DWARF 5 trips older valgrind).
+               "-Wl,--strip-debug", "-lstdc++", "-lm", "-lpthread"});
   // The CUDA runtime loads the driver with dlopen (in libc since glibc
   // 2.34, in libdl before).
   if (device) args.push_back("-ldl");
@@ -108,9 +109,9 @@ bool LinkShared(const std::string& object, const std::string& output,
   return Execute(args, error);
 }
 
-bool ArchiveStatic(const std::string& object, const std::string& output,
-                   const AbiModule& abi, const std::string& runtime,
-                   std::string& error) {
+bool ArchiveStatic(const std::vector<std::string>& objects,
+                   const std::string& output, const AbiModule& abi,
+                   const std::string& runtime, std::string& error) {
   std::string linker = FindTool({"clang-19", "clang", "cc"});
   std::string objcopy =
       FindTool({"llvm-objcopy-19", "llvm-objcopy", "objcopy"});
@@ -133,10 +134,11 @@ bool ArchiveStatic(const std::string& object, const std::string& output,
   if (!SanitizerFlags().empty())
     localize.push_back("--keep-global-symbol=___asan_globals_registered");
   localize.push_back(merged_path);
-  if (!Execute({linker, "-r", "-nostdlib", "-o", merged_path, object, runtime},
-               error) ||
-      !Execute(localize, error))
-    return false;
+  std::vector<std::string> merge = {linker, "-r", "-nostdlib", "-o",
+                                    merged_path};
+  merge.insert(merge.end(), objects.begin(), objects.end());
+  merge.push_back(runtime);
+  if (!Execute(merge, error) || !Execute(localize, error)) return false;
   llvm::sys::fs::remove(output);
   return Execute({ar, "rcs", output, merged_path}, error);
 }
@@ -159,31 +161,40 @@ bool WriteLibrary(const sema::Program& program, const ir::Module& module,
     llvm::sys::path::append(path, file);
     return path.str().str();
   };
-  if (!WriteFile(in_dir(abi.prefix + ".h"), WriteHeader(abi), error))
-    return false;
+  // The header, the shared library, the static library.
+  std::vector<std::string> files = LibraryFiles(options.name);
+  if (!WriteFile(in_dir(files[0]), WriteHeader(abi), error)) return false;
 
   llvm::LLVMContext context;
   codegen::CodegenOptions codegen_options;
   codegen_options.opt_level = options.opt_level;
   codegen_options.hooks = options.hooks;
+  codegen_options.timings = options.timings;
   std::unique_ptr<llvm::Module> llvm_module =
       codegen::EmitLLVM(module, context, codegen_options);
   EmitEntryWrappers(abi, *llvm_module, options.hooks != nullptr);
-  llvm::SmallString<0> code;
-  llvm::raw_svector_ostream code_stream(code);
-  if (!codegen::EmitMachineCode(*llvm_module, options.opt_level,
-                                llvm::CodeGenFileType::ObjectFile, code_stream,
-                                error))
+  std::vector<std::string> objects;
+  codegen::TemporaryObjects object_files;
+  if (!codegen::EmitObjects(*llvm_module, options.opt_level, objects, error,
+                            options.timings) ||
+      !object_files.Write(objects, error))
     return false;
-  TempFile object;
-  if (!object.Create("o", error) ||
-      !WriteFile(object.path.str().str(), code.str(), error))
-    return false;
-  std::string object_path = object.path.str().str();
-  return LinkShared(object_path, in_dir("lib" + abi.prefix + ".so"), abi,
-                    options.runtime_library, options.hooks != nullptr, error) &&
-         ArchiveStatic(object_path, in_dir("lib" + abi.prefix + ".a"), abi,
-                       options.runtime_library, error);
+  auto start = Clock::now();
+  const std::vector<std::string>& object_paths = object_files.paths();
+  bool linked =
+      LinkShared(object_paths, in_dir(files[1]), abi, options.runtime_library,
+                 options.hooks != nullptr, error) &&
+      ArchiveStatic(object_paths, in_dir(files[2]), abi,
+                    options.runtime_library, error);
+  if (options.timings != nullptr)
+    options.timings->steps.Add("link the shared and static libraries",
+                               SecondsSince(start));
+  return linked;
+}
+
+std::vector<std::string> LibraryFiles(const std::string& name) {
+  std::string prefix = LibraryPrefix(name);
+  return {prefix + ".h", "lib" + prefix + ".so", "lib" + prefix + ".a"};
 }
 
 }  // namespace delta::c_abi

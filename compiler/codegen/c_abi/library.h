@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/llvm/codegen.h"
 #include "compiler/ir/ir.h"
@@ -19,6 +20,8 @@ struct LibraryOptions {
   // kernels the library launches in each context's device session; null
   // for a CPU library.
   codegen::HostHooks* hooks = nullptr;
+  // --time-passes: where code generation's and linking's times go.
+  codegen::CodegenTimings* timings = nullptr;
 };
 
 // Writes libNAME.so, libNAME.a and NAME.h for the `export fn`s of the main
@@ -26,5 +29,8 @@ struct LibraryOptions {
 // `error` set when a signature has no C form or a tool fails.
 bool WriteLibrary(const sema::Program& program, const ir::Module& module,
                   const LibraryOptions& options, std::string& error);
+
+// The names of the files WriteLibrary writes for the stem `name`.
+std::vector<std::string> LibraryFiles(const std::string& name);
 
 }  // namespace delta::c_abi

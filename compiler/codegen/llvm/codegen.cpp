@@ -306,6 +306,7 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
     llvm_function->addFnAttr("target-features", features);
     module_context.functions[function.get()] = llvm_function;
   }
+  auto start = Clock::now();
   for (const auto& function : module.functions)
     FunctionEmitter(module_context, *function,
                     module_context.functions[function.get()])
@@ -314,14 +315,31 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
     if (const ir::Function* main = module.FindFunction("main"))
       EmitCMain(module_context, module, module_context.functions[main]);
   }
+  unsigned emitted = llvm_module->getInstructionCount();
+  if (options.timings != nullptr)
+    options.timings->steps.Add(
+        "emit LLVM IR (" + std::to_string(emitted) + " instructions)",
+        SecondsSince(start));
 
+  start = Clock::now();
   std::string problems;
   llvm::raw_string_ostream problems_stream(problems);
   if (llvm::verifyModule(*llvm_module, &problems_stream))
     llvm::report_fatal_error("codegen produced invalid LLVM IR: " +
                              llvm::Twine(problems));
+  if (options.timings != nullptr)
+    options.timings->steps.Add("verify LLVM IR", SecondsSince(start));
+  start = Clock::now();
   OptimizeModule(*llvm_module, *machine, options.opt_level,
-                 /*vector_math=*/module_context.fast_math);
+                 /*vector_math=*/module_context.fast_math,
+                 options.timings ? &options.timings->llvm_passes : nullptr);
+  if (options.timings != nullptr)
+    options.timings->steps.Add(
+        "LLVM optimization -O" + std::to_string(options.opt_level) + " (" +
+            std::to_string(emitted) + " -> " +
+            std::to_string(llvm_module->getInstructionCount()) +
+            " instructions)",
+        SecondsSince(start));
   return llvm_module;
 }
 

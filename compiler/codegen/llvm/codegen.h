@@ -8,11 +8,29 @@
 #include <memory>
 #include <string>
 
+#include "compiler/base/timings.h"
 #include "compiler/ir/ir.h"
 
 namespace delta::codegen {
 
 class HostHooks;
+
+// --time-passes beyond Delta's passes: the steps of a compilation (the
+// driver's checking and caching, emitting LLVM IR, LLVM's optimizer,
+// machine code, linking or the JIT) and, within the optimizer, LLVM's
+// slowest passes by their own time.
+struct CodegenTimings {
+  Timings steps;
+  Timings llvm_passes;
+  // Prints the tables that have rows, then empties them.
+  void Flush(llvm::raw_ostream& out) {
+    if (!steps.empty()) steps.Print("compilation steps", out);
+    if (!llvm_passes.empty())
+      llvm_passes.Print("LLVM optimization passes (own time, slowest first)",
+                        out);
+    *this = {};
+  }
+};
 
 struct CodegenOptions {
   int opt_level = 2;  // 0..3, as -O0..-O3
@@ -22,6 +40,8 @@ struct CodegenOptions {
   // Another backend's share of the host code (the CUDA backend's launches);
   // null for plain CPU code. See emitter.h.
   HostHooks* hooks = nullptr;
+  // Where the steps' times go (--time-passes); null: not timed.
+  CodegenTimings* timings = nullptr;
 };
 
 // The runtime's DELTA_ELEM_* code (runtime/format.h) of an element kind.

@@ -705,7 +705,7 @@ TEST_CASE("an executable prints, and stops with status 1 on a run-time error") {
   std::string runtime = codegen::FindRuntimeLibrary(
       llvm::sys::fs::getMainExecutable(nullptr, &anchor));
   std::string error;
-  REQUIRE_MESSAGE(codegen::LinkExecutable(object.str().str(),
+  REQUIRE_MESSAGE(codegen::LinkExecutable({object.str().str()},
                                           program.str().str(), runtime, error),
                   error);
   RunResult result = InChild([&] {

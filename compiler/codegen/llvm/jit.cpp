@@ -1,16 +1,18 @@
-// ORC LLJIT for `dlc run`: the runtime's functions are registered as
-// absolute symbols (their addresses in dlc), libc, libm and libmvec come
-// from the process.
+// ORC LLJIT for `dlc run`: the program is compiled to an object file (which
+// the compilation cache can keep), then linked in memory; the runtime's
+// functions are registered as absolute symbols (their addresses in dlc),
+// libc, libm and libmvec come from the process.
 #include "compiler/codegen/llvm/jit.h"
 
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
 
+#include "compiler/codegen/llvm/object.h"
 #include "compiler/codegen/llvm/target.h"
 #include "runtime/args.h"
 #include "runtime/cuda.h"
@@ -77,45 +79,41 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
 
 }  // namespace
 
-bool RunMain(const ir::Module& module, const CodegenOptions& options,
-             std::string& error) {
-  int exit_status = 0;
-  return RunMain(module, options, {"main"}, exit_status, error) &&
-         exit_status == 0;
-}
-
-bool RunMain(const ir::Module& module, const CodegenOptions& run_options,
-             const std::vector<std::string>& args, int& exit_status,
-             std::string& error) {
+bool CompileMain(const ir::Module& module, const CodegenOptions& run_options,
+                 MainObject& object, std::string& error) {
   CodegenOptions options = run_options;
   options.emit_c_main = true;
   if (module.FindFunction("main") == nullptr) {
     error = "the program has no `main` function";
     return false;
   }
-  // EmitLLVM targets the host CPU, as detectHost below does, so that the
-  // optimized module and the JIT agree on the data layout. It also
-  // registers the native target that LLJIT needs.
-  auto context = std::make_unique<llvm::LLVMContext>();
+  llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvm_module =
-      EmitLLVM(module, *context, options);
+      EmitLLVM(module, context, options);
+  object.vector_math = UsesVectorMath(*llvm_module);
+  return EmitObjects(*llvm_module, options.opt_level, object.objects, error,
+                     options.timings);
+}
+
+bool RunObject(const MainObject& object, const std::vector<std::string>& args,
+               int& exit_status, std::string& error, CodegenTimings* timings) {
+  auto start = Clock::now();
   // -O3 loops may call libmvec (Note [Vector math] in target.cpp), which dlc
   // itself does not link; loaded globally, the process search finds it.
   std::string load_error;
-  if (UsesVectorMath(*llvm_module) &&
-      llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1",
-                                                        &load_error)) {
+  if (object.vector_math && llvm::sys::DynamicLibrary::LoadLibraryPermanently(
+                                "libmvec.so.1", &load_error)) {
     error = "cannot load glibc's vector math library: " + load_error;
     return false;
   }
+  // The object was made for the host (CreateHostTargetMachine), as the JIT
+  // links for it.
+  InitializeHostTarget();
   auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine_builder) {
     error = llvm::toString(machine_builder.takeError());
     return false;
   }
-  machine_builder->setCodeGenOptLevel(
-      llvm::CodeGenOpt::getLevel(options.opt_level)
-          .value_or(llvm::CodeGenOptLevel::Default));
   auto jit = llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(std::move(*machine_builder))
                  .create();
@@ -136,16 +134,27 @@ bool RunMain(const ir::Module& module, const CodegenOptions& run_options,
     return false;
   }
   library.addGenerator(std::move(*process));
+  if (timings != nullptr) timings->steps.Add("JIT set-up", SecondsSince(start));
 
-  if (llvm::Error added = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
-          std::move(llvm_module), std::move(context)))) {
-    error = llvm::toString(std::move(added));
-    return false;
+  start = Clock::now();
+  for (const std::string& code : object.objects) {
+    if (llvm::Error added = (*jit)->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy(code, "main.o"))) {
+      error = llvm::toString(std::move(added));
+      return false;
+    }
   }
+  // Looking `main` up links the object in memory.
   auto main = (*jit)->lookup("main");
   if (!main) {
     error = llvm::toString(main.takeError());
     return false;
+  }
+  if (timings != nullptr) {
+    timings->steps.Add("JIT linking", SecondsSince(start));
+    // Before main, whose output would otherwise come first.
+    timings->Flush(llvm::errs());
+    llvm::errs().flush();
   }
   std::vector<const char*> argv;
   for (const std::string& arg : args) argv.push_back(arg.c_str());
@@ -154,6 +163,21 @@ bool RunMain(const ir::Module& module, const CodegenOptions& run_options,
       static_cast<int>(args.size()), argv.data());
   delta_flush();
   return true;
+}
+
+bool RunMain(const ir::Module& module, const CodegenOptions& options,
+             const std::vector<std::string>& args, int& exit_status,
+             std::string& error) {
+  MainObject object;
+  return CompileMain(module, options, object, error) &&
+         RunObject(object, args, exit_status, error, options.timings);
+}
+
+bool RunMain(const ir::Module& module, const CodegenOptions& options,
+             std::string& error) {
+  int exit_status = 0;
+  return RunMain(module, options, {"main"}, exit_status, error) &&
+         exit_status == 0;
 }
 
 }  // namespace delta::codegen

@@ -4,13 +4,80 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <algorithm>
+
 namespace delta::codegen {
 namespace {
+
+// The own time of each LLVM pass and analysis (not counting the passes it
+// runs inside it, as pass managers and adaptors do), summed by name.
+class PassClock {
+ public:
+  explicit PassClock(llvm::PassInstrumentationCallbacks& callbacks) {
+    callbacks.registerBeforeNonSkippedPassCallback(
+        [this](llvm::StringRef name, llvm::Any) { Begin(name); });
+    callbacks.registerAfterPassCallback(
+        [this](llvm::StringRef, llvm::Any, const llvm::PreservedAnalyses&) {
+          End();
+        });
+    callbacks.registerAfterPassInvalidatedCallback(
+        [this](llvm::StringRef, const llvm::PreservedAnalyses&) { End(); });
+    callbacks.registerBeforeAnalysisCallback(
+        [this](llvm::StringRef name, llvm::Any) { Begin(name); });
+    callbacks.registerAfterAnalysisCallback(
+        [this](llvm::StringRef, llvm::Any) { End(); });
+  }
+
+  // The `count` slowest names, then the rest as one row.
+  void Report(Timings& timings, size_t count) const {
+    std::vector<std::pair<std::string, double>> rows;
+    for (const auto& entry : seconds_)
+      rows.emplace_back(entry.getKey().str(), entry.getValue());
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    double rest = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i < count)
+        timings.Add(rows[i].first, rows[i].second);
+      else
+        rest += rows[i].second;
+    }
+    if (rows.size() > count)
+      timings.Add("(" + std::to_string(rows.size() - count) + " others)", rest);
+  }
+
+ private:
+  void Begin(llvm::StringRef name) {
+    auto now = Clock::now();
+    if (!stack_.empty()) Charge(stack_.back(), now);
+    stack_.push_back({name.str(), now});
+  }
+  void End() {
+    if (stack_.empty()) return;
+    auto now = Clock::now();
+    Charge(stack_.back(), now);
+    stack_.pop_back();
+    if (!stack_.empty()) stack_.back().start = now;
+  }
+  struct Frame {
+    std::string name;
+    Clock::time_point start;
+  };
+  void Charge(Frame& frame, Clock::time_point now) {
+    seconds_[frame.name] +=
+        std::chrono::duration<double>(now - frame.start).count();
+    frame.start = now;
+  }
+  std::vector<Frame> stack_;
+  llvm::StringMap<double> seconds_;
+};
 
 // Note [Vector math]: at -O3 the loop vectorizer may replace calls to exp,
 // log, sin, cos, tan, tanh and pow by glibc's vector math library, libmvec
@@ -77,8 +144,7 @@ bool HasLibmvec(const llvm::Triple& triple) {
 
 }  // namespace
 
-std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
-    int opt_level, std::string& error) {
+void InitializeHostTarget() {
   static const bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -86,6 +152,11 @@ std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
     return true;
   }();
   (void)initialized;
+}
+
+std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
+    int opt_level, std::string& error) {
+  InitializeHostTarget();
   std::string triple = llvm::sys::getProcessTriple();
   const llvm::Target* target =
       llvm::TargetRegistry::lookupTarget(triple, error);
@@ -112,7 +183,7 @@ std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
 }
 
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
-                    int opt_level, bool vector_math) {
+                    int opt_level, bool vector_math, Timings* pass_timings) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   // Registered before the builder's default, which then is not added.
@@ -130,7 +201,11 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = opt_level >= 2;
   tuning.SLPVectorization = opt_level >= 2;
-  llvm::PassBuilder builder(&machine, tuning);
+  llvm::PassInstrumentationCallbacks callbacks;
+  std::optional<PassClock> clock;
+  if (pass_timings != nullptr) clock.emplace(callbacks);
+  llvm::PassBuilder builder(&machine, tuning, std::nullopt,
+                            pass_timings ? &callbacks : nullptr);
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(cgscc);
   builder.registerFunctionAnalyses(functions);
@@ -155,6 +230,7 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
           ? builder.buildO0DefaultPipeline(level)
           : builder.buildPerModuleDefaultPipeline(level);
   passes.run(module, modules);
+  if (clock) clock->Report(*pass_timings, /*count=*/12);
 }
 
 bool UsesVectorMath(const llvm::Module& module) {

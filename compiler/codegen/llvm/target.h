@@ -8,7 +8,12 @@
 #include <memory>
 #include <string>
 
+#include "compiler/base/timings.h"
+
 namespace delta::codegen {
+
+// Registers LLVM's target for the host (once; the JIT needs it too).
+void InitializeHostTarget();
 
 // A TargetMachine for the host CPU and its features (AVX-512 where the
 // machine has it), position-independent code. Null with `error` set if
@@ -18,9 +23,11 @@ std::unique_ptr<llvm::TargetMachine> CreateHostTargetMachine(
 
 // Runs the default module pipeline (PassBuilder) at -O`opt_level`; with
 // `vector_math`, loops may call glibc's vector math library (libmvec)
-// where the host has it. See Note [Vector math] in target.cpp.
+// where the host has it. See Note [Vector math] in target.cpp. With
+// `pass_timings`, records the slowest passes' own times there.
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
-                    int opt_level, bool vector_math = false);
+                    int opt_level, bool vector_math = false,
+                    Timings* pass_timings = nullptr);
 
 // Whether `module` calls libmvec's vector functions (`_ZGV...`).
 bool UsesVectorMath(const llvm::Module& module);

@@ -13,16 +13,17 @@
 // of the block yields by a read of the stored result at the body's point.
 // Only expressions that call a math function are replaced (a load costs
 // more than an add), and only results that something else already reads
-// (otherwise the result would be stored just for this).
+// (otherwise the result would be stored just for this). See Note [Keys as
+// numbers] for how keys stay small.
 #include "compiler/transforms/opt/reuse_map_results.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/StringMap.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -48,51 +49,80 @@ bool IsKeyed(const Op& op) {
          !transforms::HasEffects(op);
 }
 
+// Note [Keys as numbers]: a key is a number that stands for one
+// expression. Its text names the op and its operands by their numbers, so
+// it is as long as the op, not its expression tree; spelling out the whole
+// tree made keys grow with its depth and took 1.8 GB and 2.3 s on GradBench
+// ba.
+using Key = uint32_t;
+constexpr Key kNoKey = 0;
+
+class KeyTable {
+ public:
+  KeyTable() : calls_math_(1, false) {}
+  Key Intern(const std::string& text, bool calls_math) {
+    auto [it, inserted] =
+        keys_.try_emplace(text, static_cast<Key>(calls_math_.size()));
+    if (inserted) calls_math_.push_back(calls_math);
+    return it->second;
+  }
+  // Whether the expression calls a math function.
+  bool CallsMath(Key key) const { return calls_math_[key]; }
+
+ private:
+  llvm::StringMap<Key> keys_;
+  std::vector<bool> calls_math_;
+};
+
 // Structural keys of the values of one map body.
 class BodyKeys {
  public:
   // `stored_keys`: the keys of earlier maps' results (a point read of one
   // has the key of what it read, so that a copy of a map's body and a
   // read of its result compare equal).
-  BodyKeys(const Op& map,
-           const llvm::DenseMap<const Value*, std::string>& stored_keys)
-      : map_(map), stored_keys_(stored_keys) {
+  BodyKeys(const Op& map, const llvm::DenseMap<const Value*, Key>& stored_keys,
+           KeyTable& table)
+      : map_(map), stored_keys_(stored_keys), table_(table) {
     const ir::Block& body = *map.region(0);
     for (size_t k = 0; k < body.args.size(); ++k)
-      keys_[body.args[k]] = "i:" + Pointer(map.dims[k]);
+      keys_[body.args[k]] = table_.Intern("i:" + Pointer(map.dims[k]), false);
   }
 
-  // The key of `value`, or "" if it has none (an op that is not keyed).
-  // A key contains "!" if its expression calls a math function.
-  std::string Of(const Value* value) {
+  // The key of `value`, or kNoKey if it has none (an op that is not keyed).
+  Key Of(const Value* value) {
     auto it = keys_.find(value);
     if (it != keys_.end()) return it->second;
     const ir::Block& body = *map_.region(0);
-    std::string key;
+    Key key = kNoKey;
     if (value->def == nullptr || value->def->parent != &body) {
       // From outside the body: itself.
-      key = "v:" + Pointer(value);
-    } else if (const std::string* read = PointReadKey(*value->def)) {
+      key = table_.Intern("v:" + Pointer(value), false);
+    } else if (const Key* read = PointReadKey(*value->def)) {
       key = *read;
     } else if (value->def->kind == OpKind::Const) {
       const Op& op = *value->def;
-      key = "c:" + ir::TypeString(value->type) + ":" +
-            std::to_string(ir::IsFloat(value->type.elem)
-                               ? std::bit_cast<uint64_t>(op.float_value)
-                               : static_cast<uint64_t>(op.int_value));
+      key = table_.Intern(
+          "c:" + ir::TypeString(value->type) + ":" +
+              std::to_string(ir::IsFloat(value->type.elem)
+                                 ? std::bit_cast<uint64_t>(op.float_value)
+                                 : static_cast<uint64_t>(op.int_value)),
+          false);
     } else if (IsKeyed(*value->def)) {
       const Op& op = *value->def;
-      key = ir::OpMnemonic(op.kind).str() + ":" +
-            ir::TypeString(op.results[0]->type) + "(";
+      std::string text = ir::OpMnemonic(op.kind).str() + ":" +
+                         ir::TypeString(op.results[0]->type) + "(";
+      bool calls_math = ir::HasFlag(op.kind, ir::kMathCall);
+      bool keyed = true;
       for (const Value* operand : op.operands) {
-        std::string inner = Of(operand);
-        if (inner.empty()) {
-          key.clear();
+        Key inner = Of(operand);
+        if (inner == kNoKey) {
+          keyed = false;
           break;
         }
-        key += inner + ",";
+        text += std::to_string(inner) + ",";
+        calls_math |= table_.CallsMath(inner);
       }
-      if (!key.empty()) key += ir::HasFlag(op.kind, ir::kMathCall) ? ")!" : ")";
+      if (keyed) key = table_.Intern(text + ")", calls_math);
     }
     keys_[value] = key;
     return key;
@@ -101,7 +131,7 @@ class BodyKeys {
  private:
   // The key of an earlier map's result if `op` reads it at this body's
   // point (its indices are the body's, dim for dim), else null.
-  const std::string* PointReadKey(const Op& op) const {
+  const Key* PointReadKey(const Op& op) const {
     if (op.kind != OpKind::Gather) return nullptr;
     auto it = stored_keys_.find(op.operands[0]);
     if (it == stored_keys_.end()) return nullptr;
@@ -119,18 +149,14 @@ class BodyKeys {
   }
 
   const Op& map_;
-  const llvm::DenseMap<const Value*, std::string>& stored_keys_;
-  llvm::DenseMap<const Value*, std::string> keys_;
+  const llvm::DenseMap<const Value*, Key>& stored_keys_;
+  KeyTable& table_;
+  llvm::DenseMap<const Value*, Key> keys_;
 };
-
-bool CallsMath(const std::string& key) {
-  return key.find('!') != std::string::npos;
-}
 
 class Reuser {
  public:
-  explicit Reuser(ir::Function& function)
-      : function_(function), builder_(&function) {
+  explicit Reuser(ir::Function& function) : builder_(&function) {
     transforms::WalkOps(*function.body, [&](const Op& op) {
       for (const Value* operand : op.operands) used_.insert(operand);
     });
@@ -144,21 +170,21 @@ class Reuser {
       Value* result;
       ir::DimList dims;
     };
-    std::map<std::string, Stored> stored;
-    llvm::DenseMap<const Value*, std::string> stored_keys;
+    llvm::DenseMap<Key, Stored> stored;
+    llvm::DenseMap<const Value*, Key> stored_keys;
     for (auto& owned : block.ops) {
       Op& op = *owned;
       for (auto& region : op.regions) Block(*region);
       if (!transforms::IsScalarMap(op)) continue;
       ir::DimList dims(op.dims);
-      BodyKeys keys(op, stored_keys);
+      BodyKeys keys(op, stored_keys, table_);
       ir::Block& body = *op.region(0);
       llvm::DenseMap<Value*, Value*> replacements;
       for (size_t i = 0; i < body.ops.size(); ++i) {
         Op& inner = *body.ops[i];
         if (inner.kind == OpKind::Yield || inner.results.size() != 1) continue;
-        std::string key = keys.Of(inner.results[0]);
-        if (key.empty() || !CallsMath(key)) continue;
+        Key key = keys.Of(inner.results[0]);
+        if (key == kNoKey || !table_.CallsMath(key)) continue;
         auto it = stored.find(key);
         if (it == stored.end() || !dims.ContainsAll(it->second.dims)) continue;
         // A read of the stored result at this body's point.
@@ -173,24 +199,25 @@ class Reuser {
         replacements[inner.results[0]] = read;
       }
       if (!replacements.empty()) {
-        transforms::ReplaceUses(function_, replacements);
+        // The replaced values are the body's own: nothing outside uses them.
+        transforms::ReplaceUses(body, replacements);
         changed_ = true;
       }
       // This map's stored results, for the maps after it.
       const Op* yield = body.terminator();
       for (size_t k = 0; k < op.results.size(); ++k) {
-        std::string key = keys.Of(yield->operands[k]);
-        if (key.empty()) continue;
+        Key key = keys.Of(yield->operands[k]);
+        if (key == kNoKey) continue;
         stored_keys[op.results[k]] = key;
         if (used_.contains(op.results[k]))
-          stored.emplace(key, Stored{op.results[k], dims});
+          stored.try_emplace(key, Stored{op.results[k], dims});
       }
     }
   }
 
  private:
-  ir::Function& function_;
   ir::Builder builder_;
+  KeyTable table_;
   llvm::DenseSet<const Value*> used_;
   bool changed_ = false;
 };
