@@ -55,6 +55,16 @@ struct Tape {
   // Values of the body's ops, stacked over `steps`: the backward sweep
   // reads them instead of computing them again.
   llvm::DenseMap<const Value*, Value*> residuals;
+  // Their keys in the order they were kept: the backward sweep reads them in
+  // this order, so the derived IR is the same on every run (the map's order
+  // is the addresses').
+  std::vector<const Value*> residual_order;
+  void Keep(const Value* value, Value* kept) {
+    if (residuals.insert({value, kept}).second)
+      residual_order.push_back(value);
+    else
+      residuals[value] = kept;
+  }
   // The tapes of loops in the body, their values stacked over `steps`.
   std::vector<std::pair<const Op*, Tape>> nested;
   Value* lo = nullptr;  // a range loop's first iterator value

@@ -226,8 +226,8 @@ llvm::Error ReverseBuilder::ForwardScanBody(const Block& body, Op* scan,
     out.steps = inner.steps;
     out.iterator_dim = inner.iterator_dim;
     for (Value* state : inner.states) out.states.push_back(stack(state));
-    for (const auto& [value, kept] : inner.residuals)
-      out.residuals[value] = stack(kept);
+    for (const Value* value : inner.residual_order)
+      out.Keep(value, stack(inner.residuals.lookup(value)));
     for (const auto& [loop, nested] : inner.nested)
       out.nested.emplace_back(loop, stack_tape(nested));
     return out;
@@ -244,7 +244,7 @@ llvm::Error ReverseBuilder::ForwardScanBody(const Block& body, Op* scan,
       tape.nested.emplace_back(inner.get(), stack_tape(loop_tape->second));
     }
     for (const Value* result : inner->results)
-      tape.residuals[result] = stack(P(result));
+      tape.Keep(result, stack(P(result)));
   }
   b_.Yield(yields);
   return llvm::Error::success();
@@ -325,8 +325,8 @@ Tape ReverseBuilder::ReadTape(const Tape& stacked, Value* step) {
   tape.iterator_dim = stacked.iterator_dim;
   for (Value* state : stacked.states)
     tape.states.push_back(b_.Gather(state, {step}));
-  for (const auto& [value, kept] : stacked.residuals)
-    tape.residuals[value] = b_.Gather(kept, {step});
+  for (const Value* value : stacked.residual_order)
+    tape.Keep(value, b_.Gather(stacked.residuals.lookup(value), {step}));
   for (const auto& [loop, inner] : stacked.nested)
     tape.nested.emplace_back(loop, ReadTape(inner, step));
   return tape;
