@@ -49,6 +49,9 @@ class Lowerer {
   // --- Expressions (lower_expr.cpp) ----------------------------------------
   Leaves Expr(const ast::Expr* expr);
   Leaves Call(const ast::CallExpr* call);
+  // `kind` on matching leaves; a single leaf broadcasts over the other
+  // side's leaves (a struct times a scalar).
+  Leaves Leafwise(ir::OpKind kind, const Leaves& a, const Leaves& b);
   // `[k: a, b, c]`: a chain of selects on the position along k.
   Leaves ArrayLit(const ast::ArrayLitExpr* literal);
   // A module-level constant is a function of no arguments, called per use.
@@ -79,6 +82,10 @@ class Lowerer {
                       const std::vector<Leaves>& args,
                       const std::vector<const sema::Type*>& arg_types,
                       const DimSubst& sizes, Span span);
+  // A call of a generic function: its body inlined, with the call's type
+  // arguments in force (Note [Generic functions] in sema/check_generics.cpp).
+  Leaves InlineGeneric(const sema::FnInfo* fn, const std::vector<Leaves>& args,
+                       const DimSubst& sizes);
   // Broadcasts each leaf to the dims of the matching expected leaf type.
   Leaves BroadcastTo(const Leaves& leaves, const std::vector<ir::Type>& types);
 
@@ -162,6 +169,9 @@ class Lowerer {
   ir::Builder* builder_ = nullptr;
   llvm::DenseMap<const sema::DimInfo*, const ir::Dim*> local_dims_;
   llvm::DenseMap<const sema::Symbol*, Leaves> values_;
+  // The type arguments of the generic calls being inlined, innermost last.
+  std::vector<std::pair<const sema::TypeParamInfo*, const sema::Type*>>
+      type_args_;
   bool in_main_ = false;
 };
 
