@@ -54,6 +54,14 @@ ir::OpKind CombineKind(ir::ReduceKind kind) {
   }
 }
 
+// Combines the partial results of a reduction, one per leaf, with `kind`.
+ir::Value* Fold(ir::Builder& b, ir::OpKind kind, const Leaves& parts) {
+  ir::Value* folded = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i)
+    folded = b.Binary(kind, folded, parts[i]);
+  return folded;
+}
+
 // Appends text to a print template, merging adjacent pieces.
 void AddText(std::vector<ir::PrintItem>& items, const std::string& text) {
   if (!items.empty() && !items.back().is_value)
@@ -134,33 +142,30 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
       ir::DimList dims = dims_of_call();
       // A struct reduced with no dim is one scalar over all its leaves.
       bool total = x.size() > 1 && call->type->IsLeaf();
+      ir::ReduceKind kind = *ReduceKindOf(builtin);
       Leaves result;
-      ir::Value* count = nullptr;  // of the elements reduced, for `mean`
+      Leaves counts;  // of the elements reduced, for `mean`
       for (ir::Value* leaf : x) {
         ir::DimList over = dims.empty() ? leaf->type.dims : dims;
-        ir::ReduceKind kind = *ReduceKindOf(builtin);
         ir::Value* reduced =
             total && over.empty() ? leaf : b.Reduce(kind, leaf, over);
         if (builtin == B::Mean) {
           // mean = sum / (product of the reduced sizes), in the leaf's type.
-          ir::Value* leaf_count = b.FloatConst(leaf->type.elem, 1.0);
+          ir::Value* count = b.FloatConst(leaf->type.elem, 1.0);
           for (const ir::Dim* dim : over)
-            leaf_count = b.Binary(ir::OpKind::Mul, leaf_count,
-                                  b.Convert(b.Size(dim), leaf->type.elem));
-          if (!total) reduced = b.Binary(ir::OpKind::Div, reduced, leaf_count);
-          count =
-              count ? b.Binary(ir::OpKind::Add, count, leaf_count) : leaf_count;
+            count = b.Binary(ir::OpKind::Mul, count,
+                             b.Convert(b.Size(dim), leaf->type.elem));
+          if (!total) reduced = b.Binary(ir::OpKind::Div, reduced, count);
+          counts.push_back(count);
         }
-        if (total && !result.empty())
-          reduced = b.Binary(CombineKind(kind), result.front(), reduced);
-        if (total)
-          result = {reduced};
-        else
-          result.push_back(reduced);
+        result.push_back(reduced);
       }
-      if (total && builtin == B::Mean)
-        result = {b.Binary(ir::OpKind::Div, result.front(), count)};
-      return result;
+      if (!total) return result;
+      ir::Value* folded = Fold(b, CombineKind(kind), result);
+      if (builtin == B::Mean)
+        folded =
+            b.Binary(ir::OpKind::Div, folded, Fold(b, ir::OpKind::Add, counts));
+      return {folded};
     }
     case B::Dot: {
       Leaves x = arg(0);
@@ -173,15 +178,12 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
       Leaves result;
       for (ir::Value* product : products) {
         ir::DimList over = dims.empty() ? product->type.dims : dims;
-        ir::Value* reduced = total && over.empty()
-                                 ? product
-                                 : b.Reduce(ir::ReduceKind::Sum, product, over);
-        if (total && !result.empty())
-          result = {b.Binary(ir::OpKind::Add, result.front(), reduced)};
-        else
-          result.push_back(reduced);
+        result.push_back(total && over.empty()
+                             ? product
+                             : b.Reduce(ir::ReduceKind::Sum, product, over));
       }
-      return result;
+      if (!total) return result;
+      return {Fold(b, ir::OpKind::Add, result)};
     }
     case B::Cumsum: {
       ir::Value* x = arg(0).front();
