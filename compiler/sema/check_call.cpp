@@ -520,6 +520,26 @@ const Type* Checker::ApplySignature(const Signature& signature,
       return llvm::any_of(c.extra, [](const DimSet& e) { return !e.empty(); });
     });
   }
+  if (struct_literal && candidates.size() > 1) {
+    // A literal cannot bind size parameters by name; it can be built from
+    // unlifted fields inside a comprehension.
+    auto diag =
+        Error(DiagKind::AmbiguousLifting, call_span,
+              "ambiguous lifting of the struct literal `" + name +
+                  "`: its fields fit " + std::to_string(candidates.size()) +
+                  " lifted instantiations; build it from unlifted "
+                  "fields in a comprehension over the lifted dims, "
+                  "e.g. for k in d { " +
+                  name + " { …: x[k], … } }");
+    for (const Candidate& c : candidates) {
+      DimSet lift;
+      for (const DimSet& extra : c.extra) lift = lift.Union(extra);
+      diag.Note(call_span,
+                "it could be " + TypeString(Lift(Substitute(result, c.binding),
+                                                 lift, call_span)));
+    }
+    return types().Error();
+  }
   if (candidates.size() > 1) {
     // The size parameters whose binding differs between candidates; the
     // message names the first, the fix binds them all.
