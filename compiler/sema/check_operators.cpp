@@ -181,6 +181,38 @@ const Type* UniformLeafKind(Checker& checker, const Type* value) {
   return kind ? checker.Resolve(kind) : nullptr;
 }
 
+namespace {
+
+// Every leaf of `value` with its field path (`l1.w`, `0`), dims included.
+std::vector<std::pair<std::string, const Type*>> NamedLeaves(
+    Checker& checker, const Type* value, const std::string& path = "") {
+  value = checker.Resolve(value);
+  std::vector<std::pair<std::string, const Type*>> leaves;
+  auto add = [&](const Type* part, const std::string& name) {
+    auto inner =
+        NamedLeaves(checker, part, path.empty() ? name : path + "." + name);
+    leaves.insert(leaves.end(), inner.begin(), inner.end());
+  };
+  if (value->kind == Type::Kind::Struct) {
+    const StructInfo* info = value->struct_info;
+    DimMap args;
+    for (size_t i = 0; i < info->size_params.size(); ++i)
+      args[info->size_params[i]] = value->struct_args[i];
+    for (size_t i = 0; i < info->field_types.size(); ++i)
+      add(checker.Lift(checker.Substitute(info->field_types[i], args),
+                       value->dims, Span()),
+          info->field_names[i].str());
+  } else if (value->kind == Type::Kind::Tuple) {
+    for (size_t i = 0; i < value->elements.size(); ++i)
+      add(value->elements[i], std::to_string(i));
+  } else if (value->IsLeaf()) {
+    leaves.emplace_back(path, value);
+  }
+  return leaves;
+}
+
+}  // namespace
+
 // Lifting a struct adds dims to its lift set, never to one field alone: a
 // leaf over `batch` times an `S[batch]` matches the struct's `batch`.
 const Type* BroadcastValue(Checker& checker, const Type* value,
@@ -193,8 +225,28 @@ const Type* BroadcastValue(Checker& checker, const Type* value,
         elements.push_back(BroadcastValue(checker, element, dims, span));
       return checker.types().Tuple(std::move(elements));
     }
-    case Type::Kind::Struct:
-      return checker.Lift(value, dims.Minus(value->dims), span);
+    case Type::Kind::Struct: {
+      // A dim that every leaf has already combines element by element; one
+      // that some fields have and others lack cannot be added to all.
+      DimSet extra = dims.Minus(value->dims);
+      DimSet all = checker.AllDims(value);
+      for (const DimInfo* dim : extra.Intersect(all)) {
+        std::string has, lacks;
+        for (const auto& [path, leaf] : NamedLeaves(checker, value))
+          (leaf->dims.Contains(dim) ? has : lacks) = path;
+        if (lacks.empty()) {
+          extra.Erase(dim);
+          continue;
+        }
+        checker.Error(DiagKind::DuplicateDim, span,
+                      "cannot combine " + checker.TypeString(value) +
+                          " with a value over `" + dim->name.str() + "`: `" +
+                          has + "` has that dim but `" + lacks +
+                          "` does not; combine the fields one by one");
+        return checker.types().Error();
+      }
+      return checker.Lift(value, extra, span);
+    }
     case Type::Kind::TypeParam:
       return checker.Lift(value, dims, span);
     case Type::Kind::Error:
