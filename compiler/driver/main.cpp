@@ -231,11 +231,13 @@ int Main(int argc, char** argv) {
       ->required();
   build_command->add_option("-o", build.output, "Output path ('-': stdout)")
       ->required();
-  build_command->add_flag("--lib", build_lib,
-                          "A shared and static library with a C header");
+  CLI::Option* lib_flag = build_command->add_flag(
+      "--lib", build_lib, "A shared and static library with a C header");
+  // A library is a folder of three files, a stage one file: not both.
   build_command->add_option("--emit", emit, "The stage to write")
       ->check(CLI::IsMember({"exe", "ir", "llvm", "asm", "obj", "ptx"}))
-      ->option_text("ir|llvm|asm|obj|ptx");
+      ->option_text("ir|llvm|asm|obj|ptx")
+      ->excludes(lib_flag);
   build_command->add_option("--target", build.target, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   build_command

@@ -158,6 +158,11 @@ ExitStatus BuildLibrary(const Compiled& compiled,
                         llvm::raw_ostream& err,
                         codegen::HostHooks* hooks = nullptr) {
   static int anchor;
+  if (options.output == "-") {
+    err << "dlc: error: --lib writes a folder (libNAME.so, libNAME.a, "
+           "NAME.h), not standard output: give -o a folder\n";
+    return kExitUsage;
+  }
   c_abi::LibraryOptions library;
   library.output_dir = options.output;
   library.name = llvm::sys::path::stem(options.input).str();

@@ -118,8 +118,12 @@ const char* SuffixText(ast::LitSuffix suffix) {
 std::string JoinIdents(const std::vector<ast::Ident>& names,
                        const char* separator) {
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i)
-    out += (i ? separator : "") + names[i].name.str();
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += i ? separator : "";
+    // `cfg.n`, a dim of an imported module in a type.
+    if (!names[i].module.empty()) out += names[i].module.str() + ".";
+    out += names[i].name.str();
+  }
   return out;
 }
 
@@ -518,7 +522,8 @@ class Printer {
         no_struct_ = false;
         for (size_t i = 0; i < e->entries.size(); ++i) {
           out += i ? ", " : "";
-          if (e->entries[i].dim) out += e->entries[i].dim->name.str() + ": ";
+          if (e->entries[i].dim)
+            out += JoinIdents({*e->entries[i].dim}, "") + ": ";
           out += Expr(e->entries[i].value, indent);
         }
         no_struct_ = saved;

@@ -104,6 +104,8 @@ T FloatUnary(OpKind kind, T x) {
       return std::erf(x);
     case OpKind::Erfc:
       return std::erfc(x);
+    case OpKind::Lgamma:
+      return std::lgamma(x);
     // ±0 and NaN are themselves.
     case OpKind::Sign:
       return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;

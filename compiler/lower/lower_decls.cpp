@@ -298,6 +298,10 @@ void Lowerer::Stmt(const ast::Stmt* stmt) {
     if (auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
         name && name->symbol && name->symbol->kind == sema::Symbol::Kind::Dim)
       size = builder_->Size(DimOf(name->symbol->dim));
+    else if (auto* field = llvm::dyn_cast<ast::FieldExpr>(dim->size);
+             field && field->module_member &&
+             field->module_member->kind == sema::Symbol::Kind::Dim)
+      size = builder_->Size(DimOf(field->module_member->dim));  // cfg.n
     else if (auto* call = llvm::dyn_cast<ast::CallExpr>(dim->size);
              call && in_main_ && IsFileExtent(call))
       size = FileExtent(call);

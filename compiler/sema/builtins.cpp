@@ -103,12 +103,16 @@ class BuiltinChecker {
   }
   // The dim named by an argument, or null if it does not name one.
   const DimInfo* AsDim(ast::Expr* expr) {
-    auto* name = llvm::dyn_cast<ast::NameExpr>(expr);
-    if (!name) return nullptr;
-    const Symbol* symbol = context_.scope->Lookup(name->name.name);
-    if (!symbol || symbol->kind != Symbol::Kind::Dim) return nullptr;
-    name->symbol = const_cast<Symbol*>(symbol);
-    name->type = types_.Unit();
+    auto ref = checker_.DimRefOf(expr, context_.scope);
+    const Symbol* symbol =
+        ref ? checker_.LookupDim(*ref, context_.scope) : nullptr;
+    if (!symbol) return nullptr;
+    if (auto* name = llvm::dyn_cast<ast::NameExpr>(expr))
+      name->symbol = const_cast<Symbol*>(symbol);
+    else
+      llvm::cast<ast::FieldExpr>(expr)->module_member =
+          const_cast<Symbol*>(symbol);
+    expr->type = types_.Unit();
     return symbol->dim;
   }
   const DimInfo* ExpectDim(ast::Expr* expr) {
@@ -118,6 +122,9 @@ class BuiltinChecker {
       checker_.ReportUnknown(name->name, context_.scope, "dim");
       return nullptr;
     }
+    if (auto ref = checker_.DimRefOf(expr, context_.scope);
+        ref && !ref->module.empty())
+      return checker_.ResolveDimName(*ref, context_.scope);  // reports
     checker_.Error(DiagKind::NotADim, expr->span,
                    std::string("`") + name_ + "` expects a dim name here");
     return nullptr;

@@ -416,7 +416,12 @@ const Type* Checker::ApplySignature(const Signature& signature,
     choices.emplace_back(allowed->begin(), allowed->end());
   }
 
-  // 3. Try every assignment; keep those that make the call a lifted call.
+  // 3. Try every assignment; keep those that make the call a lifted call
+  // and bind no two size parameters that the body uses together to one dim.
+  std::vector<DistinctPair> distinct;
+  if (info && info->callee) distinct = DistinctDims(info->callee);
+  // Candidates that failed only by binding a pair to one dim.
+  std::vector<std::pair<const JointSizeParams*, const DimInfo*>> joint_failures;
   std::vector<Candidate> candidates;
   std::string last_failure;
   const ast::Expr* failure_expr = nullptr;
@@ -425,6 +430,10 @@ const Type* Checker::ApplySignature(const Signature& signature,
   const Type* failure_actual = nullptr;
   size_t tried = 0;
   DimMap binding = forced;
+  auto bound_to = [&](const DimInfo* dim) {
+    auto it = binding.find(dim);
+    return it == binding.end() ? dim : it->second;
+  };
   std::function<void(size_t)> search = [&](size_t k) {
     if (tried > 4096) return;
     if (k < unbound.size()) {
@@ -484,11 +493,37 @@ const Type* Checker::ApplySignature(const Signature& signature,
         return;
       }
     }
+    for (const DistinctPair& pair : distinct) {
+      const DimInfo* dim = bound_to(pair.first);
+      if (dim != bound_to(pair.second)) continue;
+      joint_failures.push_back({pair.why, dim});
+      return;
+    }
     candidates.push_back(std::move(candidate));
   };
   search(0);
 
   if (candidates.empty()) {
+    if (!joint_failures.empty()) {
+      // Named from the first such candidate, with every dim tried.
+      auto [why, dim] = joint_failures.front();
+      std::vector<std::string> dims;
+      for (auto [other, d] : joint_failures)
+        if (other == why && !llvm::is_contained(dims, d->name.str()))
+          dims.push_back(d->name.str());
+      std::string listed;
+      for (size_t i = 0; i < dims.size(); ++i)
+        listed += (i ? (i + 1 == dims.size() ? " or " : ", ") : "") +
+                  ("`" + dims[i] + "`");
+      last_failure = "its size parameters `" + why->first->name.str() +
+                     "` and `" + why->second->name.str() + "` would both be " +
+                     listed + ", but it uses them together in " + why->witness +
+                     "; declare a second dim of the same size (e.g. dim " +
+                     dim->name.str() + "2 = " + dim->name.str() +
+                     ";) and rename one argument's `" + dim->name.str() +
+                     "` to it";
+      failure_span = call_span;
+    }
     if (last_failure == "mismatch" && unbound.empty()) {
       ReportMismatch(
           failure_span, failure_expected, failure_actual,
@@ -542,7 +577,7 @@ const Type* Checker::ApplySignature(const Signature& signature,
   }
   if (candidates.size() > 1) {
     // The size parameters whose binding differs between candidates; the
-    // message names the first, the fix binds them all.
+    // message names the first.
     std::vector<const DimInfo*> differing;
     for (const DimInfo* p : unbound)
       for (const Candidate& c : candidates)
@@ -560,25 +595,51 @@ const Type* Checker::ApplySignature(const Signature& signature,
     for (size_t i = 0; i < options.size(); ++i)
       listed += (i ? (i + 1 == options.size() ? " or " : ", ") : "") +
                 ("`" + options[i] + "`");
-    auto bindings = [&](const Candidate& c, const char* separator) {
+    // For each candidate, the fewest bindings by name that leave it alone:
+    // binding parameters only removes candidates, so the fix is checked.
+    auto picking = [&](const Candidate& c) {
+      size_t n = std::min<size_t>(differing.size(), 12);
+      std::optional<unsigned> best;
+      for (unsigned mask = 1; mask < (1u << n); ++mask) {
+        if (best && llvm::popcount(mask) >= llvm::popcount(*best)) continue;
+        size_t agreeing = 0;
+        for (const Candidate& other : candidates) {
+          bool agrees = true;
+          for (size_t i = 0; i < n; ++i)
+            if ((mask >> i & 1) &&
+                other.binding.at(differing[i]) != c.binding.at(differing[i]))
+              agrees = false;
+          agreeing += agrees;
+        }
+        if (agreeing == 1) best = mask;
+      }
+      unsigned mask = best.value_or((1u << n) - 1);
+      std::string text;
+      for (size_t i = 0; i < n; ++i)
+        if (mask >> i & 1)
+          text += (text.empty() ? "" : ", ") + differing[i]->name.str() + ": " +
+                  c.binding.at(differing[i])->name.str();
+      return name + "[" + text + "](…)";
+    };
+    auto bindings = [&](const Candidate& c) {
       std::string text;
       for (const DimInfo* p : differing)
-        text += (text.empty() ? "" : ", ") + p->name.str() + separator +
+        text += (text.empty() ? "" : ", ") + p->name.str() + " = " +
                 c.binding.at(p)->name.str();
       return text;
     };
     auto diag = Error(DiagKind::AmbiguousLifting, call_span,
                       "ambiguous lifting of `" + name + "`: size parameter `" +
                           param->name.str() + "` could be " + listed +
-                          "; bind it by name: " + name + "[" +
-                          bindings(candidates.back(), ": ") + "](…)");
+                          "; bind it by name: " + picking(candidates.back()));
     for (const Candidate& c : candidates) {
       DimSet lift;
       for (const DimSet& extra : c.extra) lift = lift.Union(extra);
       diag.Note(call_span,
-                "with " + bindings(c, " = ") +
+                "with " + bindings(c) +
                     (lift.empty() ? std::string(", no lifting")
-                                  : ", lifted over " + DimString(lift)));
+                                  : ", lifted over " + DimString(lift)) +
+                    ": " + picking(c));
     }
     return types().Error();
   }
@@ -668,8 +729,12 @@ const Type* Checker::CheckCall(ast::CallExpr* call, Context& context) {
   CallInfo* info = &program_.calls.emplace_back();
   info->callee = callee->callable;
   call->info = info;
-  return ApplySignature(*signature, arg_types, arg_spans, arg_exprs, {},
-                        CallableName(callee->callable), call->span, info);
+  const Type* result =
+      ApplySignature(*signature, arg_types, arg_spans, arg_exprs, {},
+                     CallableName(callee->callable), call->span, info);
+  if (!result->IsError())
+    RecordJointCall(info, *signature, call->span, context.function);
+  return result;
 }
 
 }  // namespace delta::sema

@@ -414,6 +414,7 @@ void Checker::CheckModule(ModuleInfo* module) {
     return real.str().str();
   }());
   module->scope = NewScope(prelude_);
+  size_t first_joint_call = joint_calls_.size();
   // Imports first, so that their dims come first in canonical order.
   for (ast::Decl* decl : module->ast->decls) {
     auto* import = llvm::dyn_cast<ast::ImportDecl>(decl);
@@ -452,12 +453,8 @@ void Checker::CheckModule(ModuleInfo* module) {
     Context context;
     context.scope = module->scope;
     LitVarId first = StatementStart();
-    if (auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
-        name && module->scope->Lookup(name->name.name) &&
-        module->scope->Lookup(name->name.name)->kind == Symbol::Kind::Dim) {
-      name->symbol =
-          const_cast<Symbol*>(module->scope->Lookup(name->name.name));
-      name->type = types().Scalar(ScalarKind::I64);
+    if (DimSizedAs(dim->size, module->scope)) {
+      // `dim k = n;` or `dim k = cfg.n;`: ConstantInt gives its size.
     } else {
       Expect(types().Scalar(ScalarKind::I64), CheckExpr(dim->size, context),
              dim->size->span, "a dim size is an i64");
@@ -510,6 +507,7 @@ void Checker::CheckModule(ModuleInfo* module) {
     CheckFnBody(fn->symbol->fn);
     if (fn->name.name == "main" && module->is_main) CheckMainSignature(fn);
   }
+  CheckJointCalls(first_joint_call);
   CheckRecursion(module);
   import_stack_.pop_back();
 }

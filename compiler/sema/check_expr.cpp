@@ -444,9 +444,9 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
       bool ok = true;
       for (ast::ForBinding& binding : for_expr->bindings) {
         const DimInfo* dim = nullptr;
-        if (auto* name = llvm::dyn_cast<ast::NameExpr>(binding.domain)) {
-          dim = ResolveDimName(name->name, context.scope);
-          name->type = types().Unit();
+        if (auto ref = DimRefOf(binding.domain, context.scope)) {
+          dim = ResolveDimName(*ref, context.scope);
+          binding.domain->type = types().Unit();
         } else {
           Error(DiagKind::NotADim, binding.domain->span,
                 "a comprehension ranges over a dim: for i in d { … }");
@@ -485,6 +485,7 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
   }
   expr->type = type;
   Record(&expr->type);
+  NoteJointSizeParams(context.function, type);
   return type;
 }
 

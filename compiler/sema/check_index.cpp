@@ -55,7 +55,8 @@ const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
     Callable* bound = checker.NewCallable(Callable::Kind::SizeBound);
     bound->inner = base->callable;
     for (ast::IndexEntry& entry : index->entries) {
-      auto* dim_name = llvm::dyn_cast<ast::NameExpr>(entry.value);
+      std::optional<ast::Ident> dim_name =
+          checker.DimRefOf(entry.value, context.scope);
       if (!entry.dim || !dim_name) {
         checker.Error(DiagKind::BadSizeBinding, entry.value->span,
                       "bind a size parameter by name: " +
@@ -68,7 +69,7 @@ const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
       }
       const DimInfo* param = nullptr;
       for (const DimInfo* p : signature->size_params)
-        if (p->name == entry.dim->name) param = p;
+        if (p->name == entry.dim->name && entry.dim->module.empty()) param = p;
       if (!param) {
         checker.Error(DiagKind::BadSizeBinding, entry.dim->span,
                       checker.CallableName(base->callable) +
@@ -76,10 +77,9 @@ const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
                           "`");
         return types.Error();
       }
-      const DimInfo* dim =
-          checker.ResolveDimName(dim_name->name, context.scope);
+      const DimInfo* dim = checker.ResolveDimName(*dim_name, context.scope);
       if (!dim) return types.Error();
-      dim_name->type = types.Unit();
+      entry.value->type = types.Unit();
       bound->bindings.emplace_back(param, dim);
     }
     return checker.FunctionType(bound);

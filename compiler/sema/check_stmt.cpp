@@ -132,13 +132,8 @@ void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
   }
   if (auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt)) {
     std::optional<int64_t> constant;
-    auto* name = llvm::dyn_cast<ast::NameExpr>(dim->size);
-    const Symbol* named =
-        name ? context.scope->Lookup(name->name.name) : nullptr;
-    if (named && named->kind == Symbol::Kind::Dim) {
-      name->symbol = const_cast<Symbol*>(named);
-      name->type = types().Scalar(ScalarKind::I64);
-      constant = named->dim->constant_size;
+    if (const DimInfo* named = DimSizedAs(dim->size, context.scope)) {
+      constant = named->constant_size;
     } else if (auto* call = AsFileExtent(dim->size, context.scope)) {
       CheckFileExtent(call, context);
     } else {

@@ -116,6 +116,13 @@ class Checker {
   // rename suggestion when only dims differ. `what` is the user's expression.
   void ReportMismatch(Span span, const Type* expected, const Type* actual,
                       llvm::StringRef context, const ast::Expr* what);
+  // The hints of a dims-differ error where the value has dim `from` and
+  // `to` was expected: a reduction over the wrong dim, or a rename (only
+  // when the sizes can match), quoting the user's expression.
+  std::string WrongReductionHint(const ast::Expr* what, const DimInfo* from,
+                                 const DimInfo* to, const Type* expected);
+  std::string RenameHint(const ast::Expr* what, const DimInfo* from,
+                         const DimInfo* to);
   // Checks that `actual` equals `expected` exactly; reports if not.
   void Expect(const Type* expected, const Type* actual, Span span,
               llvm::StringRef context, const ast::Expr* what = nullptr);
@@ -140,6 +147,15 @@ class Checker {
   const Type* LeafKindOf(const Type* type);
   const Type* ResolveTypeExpr(ast::TypeExpr* type, const Scope* scope);
   const DimInfo* ResolveDimName(const ast::Ident& name, const Scope* scope);
+  // The dim an expression names, `n` or `cfg.n` (a dim of an imported
+  // module), as an identifier; nullopt for any other expression.
+  std::optional<ast::Ident> DimRefOf(const ast::Expr* expr, const Scope* scope);
+  // The dim symbol `name` (maybe qualified) names, or null; reports nothing.
+  const Symbol* LookupDim(const ast::Ident& name, const Scope* scope);
+  // `dim k = n;` and `dim k = cfg.n;`: the size is another dim's. Marks the
+  // expression as naming it (for lowering) and returns the dim, or null when
+  // `size` names no dim.
+  const DimInfo* DimSizedAs(ast::Expr* size, const Scope* scope);
 
   // --- Expressions (check_expr.cpp, check_stmt.cpp) ------------------------
   const Type* CheckExpr(ast::Expr* expr, Context& context);
@@ -189,6 +205,30 @@ class Checker {
   const Type* FunctionType(const Callable* callable) {
     return program_.types.Function(callable);
   }
+
+  // --- Size parameters used together (joint_size_params.cpp) -------------
+  // Records the pairs of `fn`'s size parameters that one leaf of `type`
+  // carries together.
+  void NoteJointSizeParams(FnInfo* fn, const Type* type);
+  // The declared function under a function value (through grad, vmap,
+  // checkpoint and bindings by name), and the size parameters those
+  // bindings fixed.
+  FnInfo* CalledFn(const Callable* callable, DimMap* bound);
+  // The pairs of dims that must differ for a call of `callable` to be valid:
+  // its function's joint size parameters, with names already bound replaced.
+  struct DistinctPair {
+    const DimInfo* first;
+    const DimInfo* second;
+    const JointSizeParams* why;  // in the function's own names
+  };
+  std::vector<DistinctPair> DistinctDims(const Callable* callable);
+  // After a call is solved: carries the callee's joint pairs over to the
+  // caller's size parameters, and queues the call for CheckJointCalls.
+  void RecordJointCall(const CallInfo* info, const Signature& signature,
+                       Span span, FnInfo* caller);
+  // At the end of a module: propagates pairs to a fixpoint (a callee may
+  // come later in the module) and reports calls that bind a pair to one dim.
+  void CheckJointCalls(size_t first);
 
   // --- Builtins and transformations (builtins.cpp, transforms.cpp) ---------
   const Type* CheckBuiltinCall(Builtin builtin, ast::CallExpr* call,
@@ -276,6 +316,15 @@ class Checker {
   const ast::Expr* direct_callee_ = nullptr;
   // While a signature is resolved: its body's local dim names (E0314).
   std::set<std::string> local_dim_names_;
+  // Solved calls of declared functions, for CheckJointCalls: the callee,
+  // every size parameter's dim, and where the call is.
+  struct JointCall {
+    FnInfo* callee = nullptr;
+    FnInfo* caller = nullptr;  // null at module level
+    DimMap binding;
+    Span span;
+  };
+  std::vector<JointCall> joint_calls_;
 };
 
 }  // namespace delta::sema

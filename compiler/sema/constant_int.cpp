@@ -64,6 +64,13 @@ std::optional<int64_t> Checker::ConstantInt(ast::Expr* expr,
       }
       return std::nullopt;
     }
+    case K::Field: {
+      // `cfg.n`, a dim of an imported module, stands for its size.
+      auto ref = DimRefOf(expr, scope);
+      const Symbol* dim = ref ? LookupDim(*ref, scope) : nullptr;
+      if (!dim) return std::nullopt;
+      return dim->dim->constant_size;
+    }
     case K::Call: {
       auto* call = llvm::cast<ast::CallExpr>(expr);
       auto* callee = llvm::dyn_cast<ast::NameExpr>(call->callee);
@@ -71,10 +78,9 @@ std::optional<int64_t> Checker::ConstantInt(ast::Expr* expr,
       const Symbol* symbol = scope->Lookup(callee->name.name);
       if (!symbol || symbol->kind != Symbol::Kind::Builtin) return std::nullopt;
       if (symbol->builtin == Builtin::Size) {
-        auto* arg = llvm::dyn_cast<ast::NameExpr>(call->args[0].value);
-        if (!arg) return std::nullopt;
-        const Symbol* dim = scope->Lookup(arg->name.name);
-        if (!dim || dim->kind != Symbol::Kind::Dim) return std::nullopt;
+        auto ref = DimRefOf(call->args[0].value, scope);
+        const Symbol* dim = ref ? LookupDim(*ref, scope) : nullptr;
+        if (!dim) return std::nullopt;
         return dim->dim->constant_size;
       }
       if (symbol->builtin == Builtin::ToI64)

@@ -93,6 +93,128 @@ fn main() {
   CHECK(Has(c.diagnostics, "[E0404]"));
 }
 
+// Every binding that an ambiguity error suggests (in its message and in the
+// note of each candidate), put in place of the call's callee, checks.
+void CheckEverySuggestionResolves(const std::string& source,
+                                  const std::string& call,
+                                  const std::string& callee, size_t notes) {
+  Checked c = Check(source);
+  INFO(c.diagnostics);
+  REQUIRE_FALSE(c.ok);
+  REQUIRE(Has(c.diagnostics, "[E0404]"));
+  std::vector<std::string> fixes;
+  for (size_t at = c.diagnostics.find(callee + "["); at != std::string::npos;
+       at = c.diagnostics.find(callee + "[", at + 1)) {
+    size_t end = c.diagnostics.find("](", at);
+    REQUIRE(end != std::string::npos);
+    fixes.push_back(c.diagnostics.substr(at, end + 1 - at));
+  }
+  CHECK(fixes.size() == notes + 1);  // the message's and one per candidate
+  for (const std::string& fix : fixes) {
+    std::string fixed = source;
+    size_t at = fixed.find(call);
+    REQUIRE(at != std::string::npos);
+    fixed.replace(at, callee.size(), fix);
+    Checked again = Check(fixed);
+    INFO(fix);
+    INFO(again.diagnostics);
+    CHECK(again.ok);
+  }
+}
+
+TEST_CASE("every suggested binding of an ambiguous call resolves it") {
+  CheckEverySuggestionResolves(R"(
+dim batch = 2;
+dim classes = 3;
+fn softmax[d](x: f32[d]) -> f32[d] { let e = exp(x - max(x, d)); e / sum(e, d) }
+fn main() { print(softmax(for b in batch, c in classes { 1.0 })); }
+)",
+                               "softmax(for", "softmax", 2);
+  CheckEverySuggestionResolves(R"(
+dim batch = 2;
+dim classes = 3;
+dim c = 4;
+fn mean_rows[n, m](x: f32[n, m]) -> f32[m] { sum(x, n) / f32(size(n)) }
+fn g(x: f32[batch, classes, c]) -> f32 { sum(mean_rows(x)) }
+)",
+                               "mean_rows(x)", "mean_rows", 6);
+  // Multi-head attention: `s` and `t` are used together (the scores are
+  // f32[s, t]), so binding both to one dim is no candidate; two remain.
+  CheckEverySuggestionResolves(R"(
+dim seq = 4;
+dim kseq = 4;
+dim heads = 2;
+dim hd = 3;
+fn attention[s, t, e, f](q: f32[s, e], k: f32[t, e], v: f32[t, f]) -> f32[s, f] {
+  let scores = sum(q * k, e) / sqrt(f32(size(e)));
+  let w = exp(scores) / sum(exp(scores), t);
+  sum(w * v, t)
+}
+fn g(q: f32[seq, heads, hd], k: f32[kseq, heads, hd], v: f32[kseq, heads, hd]) -> f32[seq, heads, hd] {
+  attention(q, k, v)
+}
+)",
+                               "attention(q, k, v)", "attention", 2);
+}
+
+TEST_CASE("size parameters used together cannot be bound to one dim") {
+  // Explicitly, at the call.
+  Checked c = Check(R"(
+dim n = 3;
+fn outer[s, t](x: f32[s], y: f32[t]) -> f32 { sum(x * y) }
+fn main() { let x = for i in n { 1.0 }; print(outer[s: n, t: n](x, x)); }
+)");
+  CHECK_FALSE(c.ok);
+  CHECK(Has(c.diagnostics,
+            "its size parameters `s` and `t` would both be "
+            "`n`, but it uses them together in f32[s, t]"));
+  // Through a callee declared later, and through a generic wrapper: the
+  // pairs reach `wrap` after the module's bodies are checked.
+  Checked later = Check(R"(
+dim n = 3;
+fn wrap[a, b](x: f32[a], y: f32[b]) -> f32 { outer(x, y) }
+fn main() { let x = for i in n { 1.0 }; print(wrap(x, x)); }
+fn outer[s, t](x: f32[s], y: f32[t]) -> f32 { sum(x * y) }
+)");
+  CHECK_FALSE(later.ok);
+  CHECK(Has(later.diagnostics,
+            "dim n would appear twice: this call binds `wrap`'s size "
+            "parameters `a` and `b` both to `n`"));
+  CHECK(Has(later.diagnostics, "[E0303]"));
+  // Size parameters never used together may name one dim.
+  Checked apart = Check(R"(
+dim n = 3;
+fn both[a, b](x: f32[a], y: f32[b]) -> f32 { sum(x) + sum(y) }
+fn main() { let x = for i in n { 1.0 }; print(both(x, x)); }
+)");
+  INFO(apart.diagnostics);
+  CHECK(apart.ok);
+}
+
+TEST_CASE("a reduction over the wrong dim is named, with the fix") {
+  Checked c = Check(R"(
+dim inp = 3;
+dim out = 2;
+fn layer(w: f32[inp, out], x: f32[inp]) -> f32[out] { sum(w * x, out) }
+)");
+  CHECK(Has(c.diagnostics,
+            "`sum(w * x, out)` reduces over `out` and keeps "
+            "`inp`; reduce over `inp` instead: sum(w * x, inp)"));
+  CHECK_FALSE(Has(c.diagnostics, "rename"));
+  // Sizes that differ get no rename; equal sizes get one quoting the value.
+  Checked sized = Check(R"(
+dim a = 3;
+dim b = 2;
+dim c = 3;
+fn f(x: f32[a]) -> f32[b] { x * 2.0 }
+fn g(x: f32[a]) -> f32[c] { x * 2.0 }
+)");
+  CHECK(Has(sized.diagnostics,
+            "`a` has size 3 and `b` has size 2, so no "
+            "rename can turn one into the other"));
+  CHECK(Has(sized.diagnostics, "use rename(x * 2.0, a, c)"));
+}
+
 TEST_CASE("binding a size parameter by name lifts over the rest") {
   Checked c = Check(R"(
 dim batch = 2;

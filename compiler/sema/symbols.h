@@ -74,6 +74,14 @@ struct StructInfo {
   int FieldIndex(llvm::StringRef name) const;
 };
 
+// Two size parameters of a function that must name different dims, and
+// the type that shows why, for the message.
+struct JointSizeParams {
+  const DimInfo* first = nullptr;
+  const DimInfo* second = nullptr;
+  std::string witness;
+};
+
 struct FnInfo {
   ast::FnDecl* decl = nullptr;
   const ModuleInfo* module = nullptr;
@@ -86,6 +94,10 @@ struct FnInfo {
   std::vector<bool> path_params;         // main: which parameters are `path`s
   // Locals of the body in order, for `dlc check --types --locals`.
   std::vector<const Symbol*> locals;
+  // Size parameters that one array of the body carries together (`dot(q, k,
+  // e)` is f32[s, t]), directly or through a call: a call may not bind them
+  // to one dim (joint_size_params.cpp).
+  std::vector<JointSizeParams> joint_size_params;
 };
 
 // A compile-time function value.

@@ -200,6 +200,7 @@ const Type* Checker::CheckTransform(Builtin builtin, ast::CallExpr* call,
           ApplySignature(*signature, arg_types, arg_spans, arg_exprs, {},
                          CallableName(f), call->span, info);
       if (output->IsError()) return output;
+      RecordJointCall(info, *signature, call->span, context.function);
       output = Resolve(output);
       if (is_jvp) {
         std::vector<const Type*> tangents;

@@ -144,6 +144,80 @@ bool FindDimDifference(const Type* expected, const Type* actual,
 
 }  // namespace
 
+namespace {
+
+// The expression a value comes from, as the user would rename it: a block
+// with no statements stands for its result (`if c { a } else { b }`).
+const ast::Expr* ValueExpr(const ast::Expr* what) {
+  while (auto* block = llvm::dyn_cast_or_null<ast::BlockExpr>(what)) {
+    if (!block->stmts.empty() || !block->result) break;
+    what = block->result;
+  }
+  return what;
+}
+
+bool IsDimReduction(sema::Builtin builtin) {
+  switch (builtin) {
+    case Builtin::Sum:
+    case Builtin::Mean:
+    case Builtin::Prod:
+    case Builtin::Max:
+    case Builtin::Min:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::string Checker::WrongReductionHint(const ast::Expr* what,
+                                        const DimInfo* kept,
+                                        const DimInfo* wanted,
+                                        const Type* expected) {
+  // `sum(w * x, out)` where `f32[out]` was expected: it reduced the dim that
+  // should stay and kept the one that should go.
+  auto* call = llvm::dyn_cast_or_null<ast::CallExpr>(what);
+  if (!call || !call->info || !call->info->is_builtin ||
+      !IsDimReduction(call->info->builtin) || call->args.size() != 2 ||
+      call->info->dim_args.size() != 1 || call->info->dim_args[0] != wanted)
+    return "";
+  const ast::Expr* operand = call->args[0].value;
+  const ast::Expr* dim_arg = call->args[1].value;
+  if (!operand->type || !dim_arg) return "";
+  // The fix is offered only when reducing over `kept` instead gives the
+  // expected dims.
+  DimSet fixed = AllDims(Resolve(operand->type));
+  if (!fixed.Contains(kept)) return "";
+  fixed.Erase(kept);
+  if (fixed != AllDims(expected)) return "";
+  std::string call_text = SourceText(call->span);
+  std::string fixed_text =
+      SourceText(Span{call->span.begin, dim_arg->span.begin}) +
+      kept->name.str() + SourceText(Span{dim_arg->span.end, call->span.end});
+  return "; `" + call_text + "` reduces over `" + wanted->name.str() +
+         "` and keeps `" + kept->name.str() + "`; reduce over `" +
+         kept->name.str() + "` instead: " + fixed_text;
+}
+
+std::string Checker::RenameHint(const ast::Expr* what, const DimInfo* from,
+                                const DimInfo* to) {
+  // A rename cannot help when both sizes are known and differ.
+  if (from->constant_size && to->constant_size &&
+      *from->constant_size != *to->constant_size)
+    return "; `" + from->name.str() + "` has size " +
+           std::to_string(*from->constant_size) + " and `" + to->name.str() +
+           "` has size " + std::to_string(*to->constant_size) +
+           ", so no rename can turn one into the other";
+  std::string value = what ? SourceText(what->span) : "";
+  if (value.empty() || value.size() > 60 ||
+      value.find('\n') != std::string::npos)
+    return "; rename the value's dim with rename(…, " + from->name.str() +
+           ", " + to->name.str() + ")";
+  return "; use rename(" + value + ", " + from->name.str() + ", " +
+         to->name.str() + ")";
+}
+
 void Checker::ReportMismatch(Span span, const Type* expected,
                              const Type* actual, llvm::StringRef context,
                              const ast::Expr* what) {
@@ -159,13 +233,12 @@ void Checker::ReportMismatch(Span span, const Type* expected,
     DimSet missing = expected_leaf->dims.Minus(actual_leaf->dims);
     DimSet extra = actual_leaf->dims.Minus(expected_leaf->dims);
     if (missing.size() == 1 && extra.size() == 1) {
-      // Name the value only when it is a plain name or field path.
-      bool simple = what && (llvm::isa<ast::NameExpr>(what) ||
-                             llvm::isa<ast::FieldExpr>(what));
-      std::string value = simple ? SourceText(what->span) : "x";
-      if (value.empty() || value.size() > 40) value = "x";
-      message += "; use rename(" + value + ", " + (*extra.begin())->name.str() +
-                 ", " + (*missing.begin())->name.str() + ")";
+      what = ValueExpr(what);
+      std::string hint =
+          WrongReductionHint(what, *extra.begin(), *missing.begin(), expected);
+      if (hint.empty())
+        hint = RenameHint(what, *extra.begin(), *missing.begin());
+      message += hint;
     }
     Error(DiagKind::DimsDiffer, span, message + where);
     return;
@@ -370,8 +443,61 @@ const Type* Checker::LeafKindOf(const Type* type) {
 
 // --- Written types -----------------------------------------------------------
 
+std::optional<ast::Ident> Checker::DimRefOf(const ast::Expr* expr,
+                                            const Scope* scope) {
+  if (auto* name = llvm::dyn_cast<ast::NameExpr>(expr)) return name->name;
+  // `cfg.n`: a field of a module name.
+  auto* field = llvm::dyn_cast<ast::FieldExpr>(expr);
+  auto* base = field ? llvm::dyn_cast<ast::NameExpr>(field->base) : nullptr;
+  if (!base) return std::nullopt;
+  const Symbol* module = scope->Lookup(base->name.name);
+  if (!module || module->kind != Symbol::Kind::Module) return std::nullopt;
+  ast::Ident ref = field->field;
+  ref.module = base->name.name;
+  ref.span = expr->span;
+  return ref;
+}
+
+const Symbol* Checker::LookupDim(const ast::Ident& name, const Scope* scope) {
+  const Symbol* symbol = nullptr;
+  if (name.module.empty()) {
+    symbol = scope->Lookup(name.name);
+  } else if (const Symbol* module = scope->Lookup(name.module);
+             module && module->kind == Symbol::Kind::Module && module->module) {
+    symbol = module->module->scope->LookupLocal(name.name);
+  }
+  return symbol && symbol->kind == Symbol::Kind::Dim ? symbol : nullptr;
+}
+
+const DimInfo* Checker::DimSizedAs(ast::Expr* size, const Scope* scope) {
+  auto ref = DimRefOf(size, scope);
+  const Symbol* symbol = ref ? LookupDim(*ref, scope) : nullptr;
+  if (!symbol) return nullptr;
+  if (auto* name = llvm::dyn_cast<ast::NameExpr>(size))
+    name->symbol = const_cast<Symbol*>(symbol);
+  else
+    llvm::cast<ast::FieldExpr>(size)->module_member =
+        const_cast<Symbol*>(symbol);
+  size->type = types().Scalar(ScalarKind::I64);
+  return symbol->dim;
+}
+
 const DimInfo* Checker::ResolveDimName(const ast::Ident& name,
                                        const Scope* scope) {
+  if (!name.module.empty()) {
+    // A dim of an imported module: `cfg.n`.
+    const Symbol* module = scope->Lookup(name.module);
+    if (!module || module->kind != Symbol::Kind::Module) {
+      ReportUnknown(ast::Ident{name.module, name.span, {}}, scope, "module");
+      return nullptr;
+    }
+    if (!module->module) return nullptr;  // the import was reported
+    if (const Symbol* symbol = LookupDim(name, scope)) return symbol->dim;
+    Error(DiagKind::UnknownMember, name.span,
+          "module `" + name.module.str() + "` has no dim `" + name.name.str() +
+              "`");
+    return nullptr;
+  }
   const Symbol* symbol = scope->Lookup(name.name);
   if (!symbol && local_dim_names_.count(name.name.str())) {
     Error(DiagKind::DimEscapes, name.span,
@@ -458,9 +584,10 @@ const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
       const ast::Ident& member = type_expr->path.back();
       if (!module->module) return type_expr->type = types().Error();
       symbol = module->module->scope->LookupLocal(member.name);
-      if (!symbol || symbol->kind != Symbol::Kind::Struct) {
+      if (!symbol || (symbol->kind != Symbol::Kind::Struct &&
+                      symbol->kind != Symbol::Kind::Dim)) {
         Error(DiagKind::UnknownMember, member.span,
-              "module `" + head.name.str() + "` has no struct `" +
+              "module `" + head.name.str() + "` has no struct or dim `" +
                   member.name.str() + "`");
         return type_expr->type = types().Error();
       }

@@ -25,6 +25,9 @@ namespace delta::ast {
 struct Ident {
   llvm::StringRef name;
   Span span;
+  // A dim of an imported module in a type, `cfg.n`: the module's name
+  // (`cfg`), with `name` the dim's and `span` the whole reference.
+  llvm::StringRef module = {};
 };
 
 // Every node is owned by an Arena and referred to by plain pointers.

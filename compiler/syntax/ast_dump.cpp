@@ -60,6 +60,7 @@ std::string Join(const std::vector<Ident>& names, const char* separator) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
     if (i > 0) out += separator;
+    if (!names[i].module.empty()) out += names[i].module.str() + ".";
     out += names[i].name.str();
   }
   return out;
@@ -160,7 +161,7 @@ std::string Dump(const Expr* expr) {
       out = "(index " + Dump(e->base);
       for (const IndexEntry& entry : e->entries) {
         out += " ";
-        if (entry.dim) out += entry.dim->name.str() + ":";
+        if (entry.dim) out += Join({*entry.dim}, "") + ":";
         out += Dump(entry.value);
       }
       return out + ")";

@@ -227,6 +227,20 @@ void ParseContext::SyntaxError(Span span, std::string message) {
   Report(DiagKind::SyntaxError, span, std::move(message));
 }
 
+std::optional<ast::Ident> ParseContext::DimLabel(ast::Expr* label) {
+  if (auto* name = llvm::dyn_cast<ast::NameExpr>(label)) return name->name;
+  if (auto* field = llvm::dyn_cast<ast::FieldExpr>(label))
+    if (auto* module = llvm::dyn_cast<ast::NameExpr>(field->base)) {
+      ast::Ident ident = field->field;
+      ident.module = module->name.name;
+      ident.span = label->span;
+      return ident;
+    }
+  SyntaxError(label->span,
+              "expected a dim name before ':' in an index, e.g. x[feat: 0]");
+  return std::nullopt;
+}
+
 void ParseContext::Report(DiagKind kind, Span span, std::string message) {
   if (stopped()) return;
   ++syntax_errors_;

@@ -72,6 +72,10 @@ class ParseContext {
   bool stopped() const;
   void SyntaxError(Span span, std::string message);
   void Report(DiagKind kind, Span span, std::string message);
+  // The dim before `:` in `x[d: i]`: `d`, or `cfg.n` for a dim of an
+  // imported module (parsed as an expression, so that `x[cfg.n]` and
+  // `x[cfg.n: i]` share their prefix).
+  std::optional<ast::Ident> DimLabel(ast::Expr* label);
   // An empty span at the start of the buffer.
   Span StartSpan() const { return {begin_, begin_}; }
   DiagnosticEngine& diags() { return diags_; }
@@ -216,6 +220,8 @@ Parser::symbol_type yylex(ParseContext& ctx);
 %type <ast::TypeExpr*> type type_atom opt_annotation opt_result
 %type <std::vector<ast::TypeExpr*>> type_list
 %type <std::vector<ast::Ident>> path ident_list opt_ident_list
+%type <std::vector<ast::Ident>> dim_ref_list opt_dim_ref_list
+%type <ast::Ident> dim_ref
 %type <std::vector<ast::Ident>> opt_size_params
 %type <ast::FnBrackets> opt_fn_brackets fn_bracket_list
 %type <std::vector<ast::Param>> lambda_params lambda_param_list param_list opt_params
@@ -401,9 +407,25 @@ ident_list
 // ---------------------------------------------------------------------------
 // Types.
 
+// A dim in a type: `n`, or `cfg.n`, a dim of the imported module `cfg`.
+dim_ref
+  : Ident { $$ = $1; }
+  | Ident "." Ident { $$ = $3; $$.module = $1.name; $$.span = @$; }
+  ;
+
+opt_dim_ref_list
+  : %empty {}
+  | dim_ref_list opt_comma { $$ = std::move($1); }
+  ;
+
+dim_ref_list
+  : dim_ref { $$.push_back($1); }
+  | dim_ref_list "," dim_ref { $$ = std::move($1); $$.push_back($3); }
+  ;
+
 type
   : type_atom { $$ = $1; }
-  | type "[" opt_ident_list "]" {
+  | type "[" opt_dim_ref_list "]" {
       $1->brackets.push_back(std::move($3));
       $1->span = @$;
       $$ = $1;
@@ -876,7 +898,7 @@ index_list
 
 index_entry
   : expr { $$.value = $1; }
-  | Ident ":" expr { $$.dim = $1; $$.value = $3; }
+  | expr ":" expr { $$.dim = ctx.DimLabel($1); $$.value = $3; }
   ;
 
 struct_body

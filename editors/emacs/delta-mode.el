@@ -31,7 +31,7 @@
   "Keywords of Delta (language.md, section 1).")
 
 (defconst delta-builtins
-  '("exp" "expm1" "log" "log1p" "sin" "cos" "tan" "tanh" "sqrt" "abs" "floor" "ceil" "sigmoid" "relu" "erf" "erfc" "sign" "round" "pow" "atan2" "where" "isnan" "clamp" "sum" "mean" "prod" "max" "min" "argmax" "argmin" "dot" "cumsum" "reduce" "rename" "broadcast" "size" "print" "grad" "value_and_grad" "jvp" "vjp" "vmap" "stop_gradient" "checkpoint" "read_npy" "write_npy")
+  '("exp" "expm1" "log" "log1p" "sin" "cos" "tan" "tanh" "sqrt" "abs" "floor" "ceil" "sigmoid" "relu" "erf" "erfc" "lgamma" "sign" "round" "pow" "atan2" "where" "isnan" "clamp" "sum" "mean" "prod" "max" "min" "argmax" "argmin" "dot" "cumsum" "reduce" "rename" "broadcast" "size" "print" "grad" "value_and_grad" "jvp" "vjp" "vmap" "stop_gradient" "checkpoint" "read_npy" "write_npy")
   "Builtin functions of Delta (compiler/sema/builtins.def).")
 
 (defconst delta-types '("f32" "f64" "i32" "i64" "bool")

@@ -6,12 +6,13 @@
 namespace delta::codegen {
 
 // Note [Masked remainders]: a loop whose body calls exp, log, sin, cos,
-// pow or tanh is vectorized with its last iteration masked (tail folding)
-// at -O3. Its scalar remainder would call scalar libm once per element,
-// each call costing about as much as eight lanes of libmvec's: LSTM's maps
-// over 14 lanes spent more time in their 6-element remainders than in the
-// vector loop. Masked lanes compute on whatever the masked loads give and
-// are thrown away; the math functions have no side effects.
+// pow, tanh or another libmvec function (target.cpp) is vectorized with its
+// last iteration masked (tail folding) at -O3. Its scalar remainder would call
+// scalar libm once per element, each call costing about as much as eight lanes
+// of libmvec's: LSTM's maps over 14 lanes spent more time in their 6-element
+// remainders than in the vector loop. Masked lanes compute on whatever the
+// masked loads give and are thrown away; the math functions have no side
+// effects.
 namespace {
 // Whether `callee` is a math function that -O3 maps to libmvec.
 bool IsVectorMath(const llvm::Function& callee) {
@@ -26,7 +27,9 @@ bool IsVectorMath(const llvm::Function& callee) {
       break;
   }
   llvm::StringRef name = callee.getName();
-  return name == "tanh" || name == "tanhf" || name == "tan" || name == "tanf";
+  name.consume_back("f");
+  return llvm::is_contained(
+      {"tanh", "tan", "erf", "erfc", "log1p", "expm1", "atan2"}, name);
 }
 
 // Whether any call from block `first` to the function's end satisfies

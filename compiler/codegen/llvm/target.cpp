@@ -18,7 +18,8 @@ namespace {
 // sin, cos, tan and pow, f32 and f64, to the SSE ('b') and AVX2 ('d')
 // variants only. kExtraVariants adds the AVX-512 ('e') ones, which the
 // vectorizer picks on hosts whose tuning uses 512-bit vectors (znver4),
-// and tanh (libmvec since glibc 2.35) in every width. tan and tanh need
+// and tanh, erf, erfc, log1p, expm1 and atan2 (libmvec since glibc 2.35)
+// in every width. tan and those need
 // glibc 2.35, so older ones get no vector math. Executables and libraries
 // get libmvec from `-lm` (glibc's libm.so links it as needed); the JIT
 // loads it (jit.cpp). Other -O levels keep scalar libm, bitwise equal to
@@ -45,6 +46,23 @@ const llvm::VecDesc kExtraVariants[] = {
     DELTA_VECTOR_VARIANT("tanh", "_ZGVbN2v_tanh", 2, "v"),
     DELTA_VECTOR_VARIANT("tanh", "_ZGVdN4v_tanh", 4, "v"),
     DELTA_VECTOR_VARIANT("tanh", "_ZGVeN8v_tanh", 8, "v"),
+// The builtins added with glibc 2.35's libmvec, in every width: SSE ('b'),
+// AVX2 ('d') and AVX-512 ('e'), f32 and f64.
+#define DELTA_LIBMVEC_ALL_WIDTHS(name, params)                              \
+  DELTA_VECTOR_VARIANT(name "f", "_ZGVbN4" params "_" name "f", 4, params), \
+      DELTA_VECTOR_VARIANT(name "f", "_ZGVdN8" params "_" name "f", 8,      \
+                           params),                                         \
+      DELTA_VECTOR_VARIANT(name "f", "_ZGVeN16" params "_" name "f", 16,    \
+                           params),                                         \
+      DELTA_VECTOR_VARIANT(name, "_ZGVbN2" params "_" name, 2, params),     \
+      DELTA_VECTOR_VARIANT(name, "_ZGVdN4" params "_" name, 4, params),     \
+      DELTA_VECTOR_VARIANT(name, "_ZGVeN8" params "_" name, 8, params)
+    DELTA_LIBMVEC_ALL_WIDTHS("erf", "v"),
+    DELTA_LIBMVEC_ALL_WIDTHS("erfc", "v"),
+    DELTA_LIBMVEC_ALL_WIDTHS("log1p", "v"),
+    DELTA_LIBMVEC_ALL_WIDTHS("expm1", "v"),
+    DELTA_LIBMVEC_ALL_WIDTHS("atan2", "vv"),
+#undef DELTA_LIBMVEC_ALL_WIDTHS
 };
 #undef DELTA_VECTOR_VARIANT
 

@@ -7,7 +7,7 @@ syn keyword deltaKeyword fn export struct dim let import as
 syn keyword deltaControl loop for in while if else
 syn keyword deltaBoolean true false
 syn keyword deltaType f32 f64 i32 i64 bool
-syn keyword deltaBuiltin exp expm1 log log1p sin cos tan tanh sqrt abs floor ceil sigmoid relu erf erfc sign round pow atan2 where isnan clamp sum mean prod max min argmax argmin dot cumsum reduce rename broadcast size print grad value_and_grad jvp vjp vmap stop_gradient checkpoint
+syn keyword deltaBuiltin exp expm1 log log1p sin cos tan tanh sqrt abs floor ceil sigmoid relu erf erfc lgamma sign round pow atan2 where isnan clamp sum mean prod max min argmax argmin dot cumsum reduce rename broadcast size print grad value_and_grad jvp vjp vmap stop_gradient checkpoint
 syn keyword deltaBuiltin read_npy write_npy
 
 syn match deltaFunction "\<fn\s\+\zs\h\w*"
