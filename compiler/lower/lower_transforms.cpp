@@ -137,7 +137,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
     wrapped.function = FunctionFor(callable->fn);
     return wrapped;
   }
-  if (auto it = wrapped_.find(callable); it != wrapped_.end())
+  if (auto it = wrapped_.find({callable, type_args_}); it != wrapped_.end())
     return it->second;
   const sema::Signature* signature = SignatureOf(callable);
   if (!signature || callable->kind == sema::Callable::Kind::Pullback) {
@@ -199,7 +199,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
     capture_params.push_back(std::move(leaves));
   }
   function->result_types = Flatten(signature->result, &dims);
-  wrapped_[callable] = wrapped;
+  wrapped_[{callable, type_args_}] = wrapped;
 
   // Lower the body now, in a state of its own.
   ir::Builder* saved_builder = builder_;

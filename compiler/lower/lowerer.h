@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -152,8 +153,13 @@ class Lowerer {
   llvm::DenseMap<const sema::Symbol*, ir::Function*> let_functions_;
   std::deque<std::function<void()>> worklist_;  // bodies still to lower
 
-  // Function values turned into functions, and what each pullback needs.
-  llvm::DenseMap<const sema::Callable*, Wrapped> wrapped_;
+  // The type arguments of the generic calls being inlined, innermost last.
+  using TypeArgs =
+      std::vector<std::pair<const sema::TypeParamInfo*, const sema::Type*>>;
+  TypeArgs type_args_;
+  // Function values turned into functions, and what each pullback needs. A
+  // lambda inside a generic body is a function per type arguments.
+  std::map<std::pair<const sema::Callable*, TypeArgs>, Wrapped> wrapped_;
   struct PullbackInfo {
     Wrapped wrapped;
     std::vector<ir::Value*> operands;  // the primal arguments and captures
@@ -169,9 +175,6 @@ class Lowerer {
   ir::Builder* builder_ = nullptr;
   llvm::DenseMap<const sema::DimInfo*, const ir::Dim*> local_dims_;
   llvm::DenseMap<const sema::Symbol*, Leaves> values_;
-  // The type arguments of the generic calls being inlined, innermost last.
-  std::vector<std::pair<const sema::TypeParamInfo*, const sema::Type*>>
-      type_args_;
   bool in_main_ = false;
 };
 
