@@ -369,7 +369,9 @@ const Type* Checker::ApplySignature(const Signature& signature,
   };
   for (size_t i = 0; i < arg_types.size(); ++i) {
     if (!match(signature.params[i], arg_types[i], i)) {
-      const Type* param = Resolve(signature.params[i]);
+      // A type parameter shows the type an earlier argument gave it.
+      const Type* param =
+          SubstituteTypeParams(Resolve(signature.params[i]), type_args);
       Error(struct_literal ? DiagKind::TypeMismatch : DiagKind::NoLifting,
             arg_spans[i],
             argument(i) + " of `" + name + "`: expected " + TypeString(param) +

@@ -151,12 +151,14 @@ std::vector<const Type*> Checker::DeclareTypeParams(ast::FnDecl* decl,
                 "`; a type parameter is written `" + param.name.name.str() +
                 ": space` (any vector space of f32)");
     if (const Symbol* existing = scope->Lookup(param.name.name);
-        existing && existing->kind != Symbol::Kind::Builtin)
+        existing && existing->kind != Symbol::Kind::Builtin) {
       Error(DiagKind::DimReusesName, param.name.span,
             "type parameter `" + param.name.name.str() +
                 "` reuses a name that is already visible")
           .Note(existing->span,
                 "`" + param.name.name.str() + "` is declared here");
+      if (existing->kind == Symbol::Kind::TypeParam) continue;
+    }
     TypeParamInfo& info = program_.type_params.emplace_back();
     info.name = param.name.name;
     info.span = param.name.span;
@@ -290,6 +292,7 @@ void Checker::CheckFnSignature(FnInfo* fn) {
                          ? ResolveTypeExpr(decl->result_type, scope)
                          : types().Unit();
   local_dim_names_.clear();
+  CheckTypeParamsUsed(fn);
   signature_scopes_[fn] = scope;  // the body sees the size parameters
 }
 

@@ -1,5 +1,9 @@
 // Generic functions: `fn norm[P: space](p: P) -> f32` takes any vector space
 // of f32 (an f32 array, or a struct or tuple whose leaves are all f32).
+#include <llvm/ADT/STLExtras.h>
+
+#include <functional>
+
 #include "compiler/sema/checker.h"
 
 namespace delta::sema {
@@ -25,10 +29,7 @@ bool Checker::CheckTypeArgs(const Signature& signature,
     const TypeParamInfo* info = param->type_param;
     auto it = type_args.find(info);
     if (it == type_args.end()) {
-      Error(DiagKind::BadTypeParam, info->span,
-            "no parameter of `" + callee_name + "` has type `" +
-                info->name.str() + "`, so a call cannot tell what it is");
-      ok = false;
+      ok = false;  // reported at the declaration (CheckTypeParamsUsed)
       continue;
     }
     const Type* kind = UniformLeafKind(*this, it->second);
@@ -50,6 +51,26 @@ bool Checker::CheckTypeArgs(const Signature& signature,
     }
   }
   return ok;
+}
+
+void Checker::CheckTypeParamsUsed(const FnInfo* fn) {
+  std::function<bool(const Type*, const Type*)> mentions =
+      [&](const Type* type, const Type* param) {
+        if (type == param) return true;
+        return type->kind == Type::Kind::Tuple &&
+               llvm::any_of(type->elements,
+                            [&](const Type* e) { return mentions(e, param); });
+      };
+  for (const Type* param : fn->signature.type_params) {
+    if (llvm::any_of(fn->signature.params,
+                     [&](const Type* p) { return mentions(p, param); }))
+      continue;
+    Error(DiagKind::BadTypeParam, param->type_param->span,
+          "no parameter of `" + fn->decl->name.name.str() + "` has type `" +
+              param->type_param->name.str() +
+              "`, so a call cannot tell what it is; give it a parameter of "
+              "that type, or remove it");
+  }
 }
 
 const Type* Checker::SubstituteTypeParams(const Type* type,

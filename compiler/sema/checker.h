@@ -199,6 +199,8 @@ class Checker {
                      const std::vector<Span>& arg_spans,
                      const std::string& callee_name);
   const Type* SubstituteTypeParams(const Type* type, const TypeParamMap& map);
+  // Reports a type parameter that no parameter's type mentions.
+  void CheckTypeParamsUsed(const FnInfo* fn);
   // Reports a generic function named anywhere but as a call's callee.
   bool CheckGenericUse(const FnInfo* fn, const ast::Expr* use);
   Callable* NewCallable(Callable::Kind kind);
