@@ -44,22 +44,43 @@ size_t ElemBytes(int elem_kind) {
 }
 
 // Appends the elements of the dims from `level` on, advancing `element`.
+// The elements at `offset` of dims `level` and after; with `edge` >= 0, a
+// dim longer than 2 * edge shows its first and last `edge` entries around
+// "...", as NumPy does.
 void AppendNested(DeltaBuffer* buffer, int elem_kind, const char* data,
                   int64_t rank, const int64_t* shape, int64_t level,
-                  int64_t* element) {
+                  int64_t offset, int64_t edge) {
   if (level == rank) {
     delta_format_scalar(
         buffer, elem_kind,
-        data + *element * static_cast<int64_t>(ElemBytes(elem_kind)));
-    ++*element;
+        data + offset * static_cast<int64_t>(ElemBytes(elem_kind)));
     return;
   }
+  int64_t stride = 1;
+  for (int64_t d = level + 1; d < rank; ++d) stride *= shape[d];
+  bool elide = edge >= 0 && shape[level] > 2 * edge;
   AppendString(buffer, "[");
   for (int64_t i = 0; i < shape[level]; ++i) {
+    if (elide && i == edge) {
+      AppendString(buffer, ", ...");
+      i = shape[level] - edge - 1;
+      continue;
+    }
     if (i > 0) AppendString(buffer, ", ");
-    AppendNested(buffer, elem_kind, data, rank, shape, level + 1, element);
+    AppendNested(buffer, elem_kind, data, rank, shape, level + 1,
+                 offset + i * stride, edge);
   }
   AppendString(buffer, "]");
+}
+
+// What `print` shows whole: arrays of more elements are summarized.
+int64_t PrintThreshold() {
+  const char* text = std::getenv("DELTA_PRINT_THRESHOLD");
+  if (!text || !*text) return 1000;
+  char* end = nullptr;
+  long long value = std::strtoll(text, &end, 10);
+  if (*end != '\0' || value <= 0) return INT64_MAX;  // 0: never summarize
+  return value;
 }
 
 }  // namespace
@@ -147,9 +168,10 @@ void delta_format_scalar(DeltaBuffer* buffer, int elem_kind,
   }
 }
 
-int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
-                       int64_t rank, const int64_t* shape,
-                       const char* const* dim_names) {
+int delta_format_array_edges(DeltaBuffer* buffer, int elem_kind,
+                             const void* data, int64_t rank,
+                             const int64_t* shape, const char* const* dim_names,
+                             int64_t edge_items) {
   int64_t count = 0;
   if (delta_element_count(rank, shape, &count) != 0) return -1;
   if (rank == 0) {
@@ -164,10 +186,25 @@ int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
     AppendInteger(buffer, shape[i]);
   }
   AppendString(buffer, "] ");
-  int64_t element = 0;
   AppendNested(buffer, elem_kind, static_cast<const char*>(data), rank, shape,
-               0, &element);
+               0, 0, edge_items);
   return 0;
+}
+
+int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
+                       int64_t rank, const int64_t* shape,
+                       const char* const* dim_names) {
+  return delta_format_array_edges(buffer, elem_kind, data, rank, shape,
+                                  dim_names, -1);
+}
+
+int delta_format_for_print(DeltaBuffer* buffer, int elem_kind, const void* data,
+                           int64_t rank, const int64_t* shape,
+                           const char* const* dim_names) {
+  int64_t count = 0;
+  if (delta_element_count(rank, shape, &count) != 0) return -1;
+  return delta_format_array_edges(buffer, elem_kind, data, rank, shape,
+                                  dim_names, count > PrintThreshold() ? 3 : -1);
 }
 
 }  // extern "C"
@@ -192,11 +229,12 @@ const char* ElemName(int64_t elem) {
 }
 
 std::string FormatArray(int elem_kind, const void* data, int64_t rank,
-                        const int64_t* shape, const char* const* dim_names) {
+                        const int64_t* shape, const char* const* dim_names,
+                        bool for_print) {
   DeltaBuffer buffer{};
   std::string text;
-  if (delta_format_array(&buffer, elem_kind, data, rank, shape, dim_names) ==
-          0 &&
+  auto format = for_print ? delta_format_for_print : delta_format_array;
+  if (format(&buffer, elem_kind, data, rank, shape, dim_names) == 0 &&
       !buffer.failed && buffer.size > 0)
     text.assign(buffer.data, buffer.size);
   delta_buffer_free(&buffer);

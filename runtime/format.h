@@ -57,6 +57,18 @@ void delta_format_scalar(DeltaBuffer* buffer, int elem_kind, const void* value);
 int delta_format_array(DeltaBuffer* buffer, int elem_kind, const void* data,
                        int64_t rank, const int64_t* shape,
                        const char* const* dim_names);
+// The same, showing only the first and last `edge_items` entries of each
+// dim longer than twice that (all of them when `edge_items` < 0).
+int delta_format_array_edges(DeltaBuffer* buffer, int elem_kind,
+                             const void* data, int64_t rank,
+                             const int64_t* shape, const char* const* dim_names,
+                             int64_t edge_items);
+// What `print` writes (docs/language/io.md, "Printing"): an array of more
+// than DELTA_PRINT_THRESHOLD elements (default 1000; 0 prints every array
+// whole) shows 3 entries at each end of each dim.
+int delta_format_for_print(DeltaBuffer* buffer, int elem_kind, const void* data,
+                           int64_t rank, const int64_t* shape,
+                           const char* const* dim_names);
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -69,9 +81,11 @@ namespace delta::runtime {
 // kind is an index ("index (int64)").
 const char* ElemName(int64_t elem);
 
-// delta_format_array into a std::string (empty when the shape is invalid).
+// delta_format_array (or, `for_print`, delta_format_for_print) into a
+// std::string (empty when the shape is invalid).
 std::string FormatArray(int elem_kind, const void* data, int64_t rank,
-                        const int64_t* shape, const char* const* dim_names);
+                        const int64_t* shape, const char* const* dim_names,
+                        bool for_print = false);
 
 }  // namespace delta::runtime
 #endif

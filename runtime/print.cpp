@@ -24,7 +24,7 @@ void delta_print_text(const char* text) {
 
 void delta_print_value(int32_t kind, const void* data, int64_t rank,
                        const int64_t* sizes, const char* const* names) {
-  if (delta_format_array(&line, kind, data, rank, sizes, names) != 0)
+  if (delta_format_for_print(&line, kind, data, rank, sizes, names) != 0)
     delta_fail(nullptr, 0, 0, "cannot print an array of invalid shape");
 }
 

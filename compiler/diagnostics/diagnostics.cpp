@@ -316,7 +316,17 @@ void DiagnosticEngine::EmitText(const Diagnostic& diagnostic) {
     print(note.span, llvm::SourceMgr::DK_Note, note.message, {}, nullptr);
   }
 
-  out_ << text;
+  // LLVM draws "note:" in bold black, which vanishes on a dark terminal:
+  // bold cyan reads on any background, as in rustc.
+  std::string rendered(text.str());
+  if (color_) {
+    static constexpr llvm::StringLiteral kBoldBlack = "\x1b[0;1;30m";
+    static constexpr llvm::StringLiteral kBoldCyan = "\x1b[0;1;36m";
+    for (size_t at = rendered.find(kBoldBlack.data()); at != std::string::npos;
+         at = rendered.find(kBoldBlack.data(), at))
+      rendered.replace(at, kBoldBlack.size(), kBoldCyan.data());
+  }
+  out_ << rendered;
 }
 
 void DiagnosticEngine::EmitJson(const Diagnostic& diagnostic) {

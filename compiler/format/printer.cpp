@@ -299,6 +299,11 @@ class Printer {
     std::string out;
     if (type->kind == ast::TypeExpr::Kind::Named) {
       out = JoinIdents(type->path, ".");
+    } else if (type->kind == ast::TypeExpr::Kind::Function) {
+      out = "fn(";
+      for (size_t i = 0; i < type->elements.size(); ++i)
+        out += (i ? ", " : "") + Type(type->elements[i]);
+      out += ") -> " + Type(type->result);
     } else {
       out = "(";
       for (size_t i = 0; i < type->elements.size(); ++i)

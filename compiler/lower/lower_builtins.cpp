@@ -205,9 +205,9 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
       ir::Block* body = b.AddRegion(op, {element, element});
       b.SetInsertionBlock(body);
       const sema::Type* element_type = call->args[1].value->type;
-      Leaves combined =
-          CallUnlifted(f_type->callable, {{body->args[0]}, {body->args[1]}},
-                       {element_type, element_type}, DimSubst(), call->span);
+      Leaves combined = CallUnlifted(
+          Bound(f_type->callable), {{body->args[0]}, {body->args[1]}},
+          {element_type, element_type}, DimSubst(), call->span);
       b.Yield(BroadcastTo(combined, {element}));
       return {op->result()};
     }

@@ -322,20 +322,6 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
 }
 
 // See Note [Array literals as selects] in docs/internals/lowering.md.
-Leaves Lowerer::InlineGeneric(const sema::FnInfo* fn,
-                              const std::vector<Leaves>& args,
-                              const DimSubst& sizes) {
-  // The callee's size parameters name the caller's dims while inlined.
-  for (auto [param, dim] : sizes) local_dims_[param] = dim;
-  const ast::FnDecl* decl = fn->decl;
-  for (size_t i = 0; i < decl->params.size() && i < args.size(); ++i)
-    if (decl->params[i].symbol)
-      values_[decl->params[i].symbol] =
-          BroadcastTo(args[i], Flatten(fn->signature.params[i]));
-  Leaves result = Block(decl->body);
-  return BroadcastTo(result, Flatten(fn->signature.result));
-}
-
 Leaves Lowerer::Leafwise(ir::OpKind kind, const Leaves& a, const Leaves& b) {
   Leaves result;
   size_t count = std::max(a.size(), b.size());
@@ -423,11 +409,23 @@ Leaves Lowerer::Call(const ast::CallExpr* call) {
                       call->type, call->span);
 }
 
+namespace {
+
+// Whether `fn` has a parameter of function type.
+bool TakesFunctions(const sema::FnInfo& fn) {
+  return llvm::any_of(fn.signature.params, [](const sema::Type* type) {
+    return type->kind == sema::Type::Kind::Function;
+  });
+}
+
+}  // namespace
+
 Leaves Lowerer::CallCallable(const sema::Callable* callable,
                              const std::vector<Leaves>& args,
                              const std::vector<const sema::Type*>& arg_types,
                              const sema::CallInfo* info,
                              const sema::Type* result, Span span) {
+  callable = Bound(callable);
   DimSubst sizes;
   size_t type_depth = type_args_.size();
   auto restore = llvm::make_scope_exit([&] { type_args_.resize(type_depth); });
@@ -441,7 +439,7 @@ Leaves Lowerer::CallCallable(const sema::Callable* callable,
                               info->type_args[k]);
   }
   if (info->lift_dims.empty())
-    return CallUnlifted(callable, args, arg_types, sizes, span);
+    return CallUnlifted(callable, args, arg_types, sizes, span, info);
   if (callable->kind == sema::Callable::Kind::Fn && callable->fn->custom_vjp)
     return CallLiftedWithRule(callable, args, arg_types, info, result, span);
   return LiftedMap(callable, args, arg_types, info, result, sizes, span);
@@ -473,7 +471,8 @@ Leaves Lowerer::LiftedMap(const sema::Callable* callable,
       leaves.push_back(indices.empty() ? leaf : b.Gather(leaf, indices));
     inner_args.push_back(std::move(leaves));
   }
-  Leaves results = CallUnlifted(callable, inner_args, arg_types, sizes, span);
+  Leaves results =
+      CallUnlifted(callable, inner_args, arg_types, sizes, span, info);
   std::vector<ir::Type> element_types;
   for (const ir::Type& type : types)
     element_types.push_back(type.WithDims(type.dims.Minus(lift)));
@@ -484,13 +483,15 @@ Leaves Lowerer::LiftedMap(const sema::Callable* callable,
 Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
                              const std::vector<Leaves>& args,
                              const std::vector<const sema::Type*>& arg_types,
-                             const DimSubst& sizes, Span span) {
+                             const DimSubst& sizes, Span span,
+                             const sema::CallInfo* info) {
   ir::Builder& b = *builder_;
+  callable = Bound(callable);
   switch (callable->kind) {
     case sema::Callable::Kind::Fn: {
       const sema::FnInfo* fn = callable->fn;
-      if (!fn->signature.type_params.empty())
-        return InlineGeneric(fn, args, sizes);
+      if (TakesFunctions(*fn) || !fn->signature.type_params.empty())
+        return InlineCall(fn, args, arg_types, sizes, info);
       ir::Function* function = FunctionFor(fn);
       std::vector<ir::Value*> operands;
       for (const Leaves& arg : args)
@@ -515,7 +516,7 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
     case sema::Callable::Kind::SizeBound: {
       DimSubst inner = sizes;
       for (auto [param, dim] : callable->bindings) inner[param] = DimOf(dim);
-      return CallUnlifted(callable->inner, args, arg_types, inner, span);
+      return CallUnlifted(callable->inner, args, arg_types, inner, span, info);
     }
     case sema::Callable::Kind::Checkpoint: {
       // Kept as a call through AD and recomputed in the backward sweep.
@@ -559,8 +560,8 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
                                : leaf);
         inner_args.push_back(std::move(leaves));
       }
-      Leaves results =
-          CallUnlifted(callable->inner, inner_args, arg_types, sizes, span);
+      Leaves results = CallUnlifted(callable->inner, inner_args, arg_types,
+                                    sizes, span, info);
       std::vector<ir::Type> element_types;
       for (const ir::Type& type : types)
         element_types.push_back(type.WithDims(type.dims.Minus({dim})));
@@ -574,8 +575,65 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
     case sema::Callable::Kind::Builtin:
       Unsupported(span, "a builtin as a function value");
       return {};
+    case sema::Callable::Kind::Param:
+      Unsupported(span, "a parameter of function type outside its call");
+      return {};
   }
   return {};
+}
+
+Leaves Lowerer::InlineCall(const sema::FnInfo* fn,
+                           const std::vector<Leaves>& args,
+                           const std::vector<const sema::Type*>& arg_types,
+                           const DimSubst& sizes, const sema::CallInfo* info) {
+  // The callee's dims and parameters, and what its function parameters
+  // stand for, are the caller's for the time of the body.
+  auto saved_dims = local_dims_;
+  auto saved_params = bound_params_;
+  for (const sema::DimInfo* param : fn->signature.size_params)
+    local_dims_[param] = DimOf(param, &sizes);
+  for (size_t i = 0; i < fn->decl->params.size() && i < args.size(); ++i) {
+    const sema::Type* type = fn->signature.params[i];
+    if (type->kind == sema::Type::Kind::Function) {
+      const sema::Callable* passed =
+          info && i < info->function_args.size() && info->function_args[i]
+              ? info->function_args[i]
+              : arg_types[i]->callable;
+      bound_params_[type->callable] = Bound(passed);
+    } else if (const sema::Symbol* symbol = fn->decl->params[i].symbol) {
+      values_[symbol] = args[i];
+    }
+  }
+  Leaves result =
+      BroadcastTo(Block(fn->decl->body), Flatten(fn->signature.result, &sizes));
+  local_dims_ = std::move(saved_dims);
+  bound_params_ = std::move(saved_params);
+  return result;
+}
+
+const sema::Callable* Lowerer::Bound(const sema::Callable* callable) {
+  using Kind = sema::Callable::Kind;
+  if (!callable || bound_params_.empty()) return callable;
+  if (callable->kind == Kind::Param) {
+    auto it = bound_params_.find(callable);
+    return it == bound_params_.end() ? callable : it->second;
+  }
+  // A pullback is known by its own identity (pullbacks_).
+  if (!callable->inner || callable->kind == Kind::Pullback) return callable;
+  const sema::Callable* inner = Bound(callable->inner);
+  if (inner == callable->inner) return callable;
+  sema::Callable& copy = bound_callables_.emplace_back();
+  copy.kind = callable->kind;
+  copy.fn = callable->fn;
+  copy.inner = inner;
+  copy.with_value = callable->with_value;
+  copy.wrt = callable->wrt;
+  copy.wrt_is_tuple = callable->wrt_is_tuple;
+  copy.over = callable->over;
+  copy.bindings = callable->bindings;
+  if (callable->signature)
+    copy.signature = std::make_unique<sema::Signature>(*callable->signature);
+  return &copy;
 }
 
 }  // namespace delta::lower

@@ -137,7 +137,10 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
     wrapped.function = FunctionFor(callable->fn);
     return wrapped;
   }
-  if (auto it = wrapped_.find({callable, type_args_}); it != wrapped_.end())
+  // Inside an inlined call the same lambda may stand for another function
+  // each time (it calls a parameter of function type): wrap it anew.
+  if (auto it = wrapped_.find({callable, type_args_});
+      it != wrapped_.end() && bound_params_.empty())
     return it->second;
   const sema::Signature* signature = SignatureOf(callable);
   if (!signature || callable->kind == sema::Callable::Kind::Pullback) {
@@ -148,9 +151,21 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
   // What the lambdas inside capture: values defined outside them.
   std::vector<const sema::Callable*> lambdas;
   CollectLambdas(callable, lambdas);
-  for (const sema::Callable* lambda : lambdas) {
+  // Indexed: a lambda that calls a parameter of function type captures
+  // what the function passed for it captures, so the list grows.
+  for (size_t l = 0; l < lambdas.size(); ++l) {
+    const sema::Callable* lambda = lambdas[l];
     VisitNames(lambda->lambda->body, [&](const ast::NameExpr* name) {
       const sema::Symbol* symbol = name->symbol;
+      if (symbol && symbol->type &&
+          symbol->type->kind == sema::Type::Kind::Function) {
+        std::vector<const sema::Callable*> more;
+        CollectLambdas(Bound(symbol->type->callable), more);
+        for (const sema::Callable* other : more)
+          if (std::find(lambdas.begin(), lambdas.end(), other) == lambdas.end())
+            lambdas.push_back(other);
+        return;
+      }
       if (!symbol || symbol->kind != sema::Symbol::Kind::Value ||
           symbol->module_let || Within(symbol->span, lambda->lambda->span) ||
           !values_.count(symbol) ||
@@ -169,7 +184,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
 
   // The function: size parameters, the signature's parameters, captures.
   ir::Function* function =
-      module_->AddFunction("lambda." + std::to_string(wrapped_.size()));
+      module_->AddFunction("lambda." + std::to_string(wrapped_count_++));
   wrapped.function = function;
   DimSubst dims;
   auto add_size = [&](const sema::DimInfo* dim) {
@@ -424,7 +439,7 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
     Unsupported(call->span, "a lifted jvp or vjp");
     return {};
   }
-  const sema::Callable* f = f_type->callable;
+  const sema::Callable* f = Bound(f_type->callable);
   DimSubst sizes;
   if (const sema::Signature* signature = SignatureOf(f))
     for (size_t k = 0;

@@ -82,11 +82,19 @@ class Lowerer {
   Leaves CallUnlifted(const sema::Callable* callable,
                       const std::vector<Leaves>& args,
                       const std::vector<const sema::Type*>& arg_types,
-                      const DimSubst& sizes, Span span);
-  // A call of a generic function: its body inlined, with the call's type
-  // arguments in force (Note [Generic functions] in sema/check_generics.cpp).
-  Leaves InlineGeneric(const sema::FnInfo* fn, const std::vector<Leaves>& args,
-                       const DimSubst& sizes);
+                      const DimSubst& sizes, Span span,
+                      const sema::CallInfo* info = nullptr);
+  // A function with parameters of function type, or with type parameters,
+  // has no IR function of its own: each call lowers its body in place, with
+  // the functions it was passed (docs/language/types.md, "Function types")
+  // and its type arguments in force (Note [Generic functions] in
+  // sema/check_generics.cpp).
+  Leaves InlineCall(const sema::FnInfo* fn, const std::vector<Leaves>& args,
+                    const std::vector<const sema::Type*>& arg_types,
+                    const DimSubst& sizes, const sema::CallInfo* info);
+  // `callable` with every parameter of function type in it replaced by
+  // the function the enclosing inlined calls passed.
+  const sema::Callable* Bound(const sema::Callable* callable);
   // Broadcasts each leaf to the dims of the matching expected leaf type.
   Leaves BroadcastTo(const Leaves& leaves, const std::vector<ir::Type>& types);
 
@@ -169,6 +177,11 @@ class Lowerer {
     std::vector<const sema::Type*> arg_types;  // of the primal arguments
   };
   llvm::DenseMap<const sema::Callable*, PullbackInfo> pullbacks_;
+  int wrapped_count_ = 0;  // names the wrapped functions
+  // While calls are inlined: what each parameter of function type stands
+  // for, and the callables Bound made.
+  llvm::DenseMap<const sema::Callable*, const sema::Callable*> bound_params_;
+  std::deque<sema::Callable> bound_callables_;
   int lifted_rules_ = 0;  // names the functions of lifted calls with rules
 
   // The function being lowered.

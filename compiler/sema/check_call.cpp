@@ -40,6 +40,8 @@ std::vector<llvm::StringRef> Checker::ParamNames(const Callable* callable) {
       return {"dy"};
     case Callable::Kind::Builtin:
       return {};
+    case Callable::Kind::Param:  // unnamed: `fn(f32, f32) -> f32`
+      return callable->signature->param_names;
     default:
       return ParamNames(callable->inner);
   }
@@ -49,6 +51,7 @@ bool Checker::HasStaticSignature(const Callable* callable) {
   switch (callable->kind) {
     case Callable::Kind::Fn:
     case Callable::Kind::Pullback:
+    case Callable::Kind::Param:
       return true;
     case Callable::Kind::Lambda:
       return callable->signature != nullptr ||
@@ -252,6 +255,7 @@ const Signature* Checker::GetSignature(
       if (callable->signature) return callable->signature.get();
       return LambdaSignature(callable, arg_types, use);
     case Callable::Kind::Pullback:
+    case Callable::Kind::Param:
       return callable->signature.get();
     case Callable::Kind::Builtin:
       Error(DiagKind::BadBuiltinUse, use,
@@ -262,6 +266,54 @@ const Signature* Checker::GetSignature(
       if (callable->signature) return callable->signature.get();
       return DerivedSignature(callable, arg_types, use);
   }
+}
+
+// --- Function arguments
+// --------------------------------------------------------
+
+const Callable* Checker::CheckFunctionArgument(const Callable* declared,
+                                               const Callable* given,
+                                               const DimMap& binding, Span span,
+                                               const std::string& what,
+                                               const std::string& callee) {
+  // The declared type with the call's dims; an unannotated lambda takes its
+  // parameter types from it.
+  std::vector<const Type*> params;
+  std::string expected = "fn(";
+  for (const Type* param : declared->signature->params) {
+    params.push_back(Substitute(param, binding));
+    expected += (params.size() > 1 ? ", " : "") + TypeString(params.back());
+  }
+  const Type* result = Substitute(declared->signature->result, binding);
+  expected += ") -> " + TypeString(result);
+  const Signature* signature = GetSignature(given, &params, span);
+  if (!signature) return nullptr;
+  CallInfo probe;
+  probe.callee = given;
+  const Type* gives =
+      ApplySignature(*signature, params, std::vector<Span>(params.size(), span),
+                     {}, {}, CallableName(given), span, &probe);
+  if (gives->IsError()) return nullptr;
+  bool same_result = Unify(result, gives);
+  if (!probe.lift_dims.empty() || !same_result) {
+    // A function that fits only when lifted is passed through a lambda, whose
+    // call lifts it (a parameter stands for one function, called as it is).
+    std::string fix;
+    if (same_result && params.size() == 1)
+      fix = "; it fits lifted over " + DimString(probe.lift_dims) +
+            ": pass |x| " + CallableName(given) + "(x)";
+    Error(DiagKind::TypeMismatch, span,
+          what + " of `" + callee + "`: expected " + expected + ", found " +
+              SignatureString(*signature) + fix);
+    return nullptr;
+  }
+  if (signature->size_params.empty()) return given;
+  // A generic function, bound to the dims this call gives it.
+  Callable* bound = NewCallable(Callable::Kind::SizeBound);
+  bound->inner = given;
+  for (size_t k = 0; k < signature->size_params.size(); ++k)
+    bound->bindings.emplace_back(signature->size_params[k], probe.size_args[k]);
+  return bound;
 }
 
 // --- Lifting -----------------------------------------------------------------
@@ -309,6 +361,12 @@ const Type* Checker::ApplySignature(const Signature& signature,
 
   // 1. Match the structure, collecting leaf pairs and forced bindings.
   std::vector<LeafPair> pairs;
+  struct FunctionArg {
+    size_t arg;
+    const Callable* declared;
+    const Callable* given;
+  };
+  std::vector<FunctionArg> function_args;
   DimMap forced = explicit_bindings;
   TypeParamMap type_args;
   bool failed = false;
@@ -362,6 +420,12 @@ const Type* Checker::ApplySignature(const Signature& signature,
         pairs.push_back({param->dims, arg->dims, i});
         return true;
       case Type::Kind::Function:
+        // A parameter of function type takes any function of its type,
+        // checked once the size parameters are bound.
+        if (param->callable->kind == Callable::Kind::Param) {
+          function_args.push_back({i, param->callable, arg->callable});
+          return true;
+        }
         return param->callable == arg->callable;
       default:
         return false;
@@ -647,6 +711,20 @@ const Type* Checker::ApplySignature(const Signature& signature,
   }
 
   const Candidate& chosen = candidates.front();
+  if (info && !function_args.empty())
+    info->function_args.assign(arg_types.size(), nullptr);
+  // The declared function types are in the callee's own size parameters,
+  // bound here or by name (`rk4[s: d](…)`).
+  DimMap function_binding = chosen.binding;
+  if (info && info->callee && !function_args.empty())
+    CalledFn(info->callee, &function_binding);
+  for (const FunctionArg& f : function_args) {
+    const Callable* passed =
+        CheckFunctionArgument(f.declared, f.given, function_binding,
+                              arg_spans[f.arg], argument(f.arg), name);
+    if (!passed) return types().Error();
+    if (info) info->function_args[f.arg] = passed;
+  }
   DimSet lift;
   for (const DimSet& extra : chosen.extra) lift = lift.Union(extra);
   if (info) {

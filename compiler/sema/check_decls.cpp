@@ -283,8 +283,15 @@ void Checker::CheckFnSignature(FnInfo* fn) {
       signature.params.push_back(types().Unit());
       continue;
     }
+    // A parameter may take a function, except in what C or the command line
+    // calls (docs/language/types.md, "Function types").
+    function_types_allowed_ = !is_main && !decl->is_export;
     const Type* type =
         param.type ? ResolveTypeExpr(param.type, scope) : types().Error();
+    function_types_allowed_ = false;
+    if (type->kind == Type::Kind::Function &&
+        type->callable->kind == Callable::Kind::Param)
+      const_cast<Callable*>(type->callable)->param_name = param.name.name;
     signature.param_names.push_back(param.name.name);
     signature.params.push_back(type);
   }

@@ -46,7 +46,8 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
     if (i < 0) {
       checker.Error(DiagKind::UnknownField, field.name.span,
                     "struct `" + info->decl->name.name.str() +
-                        "` has no field `" + field.name.name.str() + "`");
+                        "` has no field `" + field.name.name.str() + "`" +
+                        checker.FieldHint(info, field.name.name));
       ok = false;
     } else if (by_field[i]) {
       checker.Error(DiagKind::DuplicateField, field.name.span,
@@ -358,7 +359,8 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
       if (index < 0) {
         Error(DiagKind::UnknownField, field->field.span,
               "struct `" + info->decl->name.name.str() + "` has no field `" +
-                  field->field.name.str() + "`");
+                  field->field.name.str() + "`" +
+                  FieldHint(info, field->field.name));
         break;
       }
       DimMap map;

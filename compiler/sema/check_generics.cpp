@@ -15,7 +15,7 @@ namespace delta::sema {
 // `clamp` and `where` with scalars, `sum`/`mean`/`max`/`min`/`prod` with no
 // dim and `dot`, which give an f32). A call binds `P` to the whole type of
 // its argument, which is never lifted through `P`. Lowering inlines the body
-// at each call with `P` replaced by that type (Lowerer::InlineGeneric), so
+// at each call with `P` replaced by that type (Lowerer::InlineCall), so
 // the IR and AD never see a type parameter. A generic function is therefore
 // only ever called: it cannot be a function value, exported, main, or carry
 // a @vjp rule.

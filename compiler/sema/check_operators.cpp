@@ -128,6 +128,14 @@ const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
              ra->scalar != rb->scalar && ra->scalar != ScalarKind::Bool &&
              rb->scalar != ScalarKind::Bool)
       diag.Note(span, "convert one side, e.g. with f64(…) or f32(…)");
+    else if ((ra->kind == Type::Kind::Scalar && IsInteger(ra->scalar) &&
+              rb->kind == Type::Kind::LitVar) ||
+             (rb->kind == Type::Kind::Scalar && IsInteger(rb->scalar) &&
+              ra->kind == Type::Kind::LitVar))
+      // `k * 2.0` with `k: i64`: a float literal never becomes an integer.
+      diag.Note(span,
+                "integers and floats do not mix: convert the integer, e.g. "
+                "f32(k) * 2.0, or write an integer literal");
     return checker.types().Error();
   };
 

@@ -4,6 +4,10 @@
 // declaration (literals defaulted, integer literals range-checked).
 #include "compiler/sema/checker.h"
 
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+
 namespace delta::sema {
 
 const Symbol* Scope::LookupLocal(llvm::StringRef name) const {
@@ -78,10 +82,44 @@ void Checker::ReportUnknown(const ast::Ident& name, const Scope* scope,
       best = candidate.str();
     }
   }
-  auto diag = Error(DiagKind::UnknownName, name.span,
-                    "unknown " + what.str() + " `" + name.name.str() + "`" +
-                        (best.empty() ? "" : "; did you mean `" + best + "`?"));
+  // A module that exists but is not imported (`math.softmax(z)` without
+  // `import math;`): say so, rather than suggest a name that looks alike.
+  if (what != "dim" && what != "type" && !name.name.empty()) {
+    for (const std::string& dir : options_.stdlib_dirs) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, name.name + ".dl");
+      if (!llvm::sys::fs::exists(path)) continue;
+      Error(DiagKind::UnknownName, name.span,
+            "unknown name `" + name.name.str() + "`: `" + name.name.str() +
+                "` is a module of the standard library; add `import " +
+                name.name.str() + ";` at the top of the file");
+      return;
+    }
+  }
+  std::string hint = best.empty() ? "" : "; did you mean `" + best + "`?";
+  // An undeclared dim: declare it, or take it as a size parameter.
+  if (what == "dim" && best.empty())
+    hint = "; declare it (dim " + name.name.str() +
+           " = …;) or make it a size parameter (fn f[" + name.name.str() +
+           "](…))";
+  auto diag =
+      Error(DiagKind::UnknownName, name.span,
+            "unknown " + what.str() + " `" + name.name.str() + "`" + hint);
   if (!best.empty()) diag.Fix(name.span, best);
+}
+
+std::string Checker::FieldHint(const StructInfo* info, llvm::StringRef name) {
+  std::string best;
+  unsigned best_distance = 3;
+  for (llvm::StringRef field : info->field_names) {
+    // Close for its length: `wieght` is `weight`, but `c` is not `a`.
+    unsigned distance = name.edit_distance(field, true, best_distance);
+    if (distance < best_distance && 2 * distance <= name.size()) {
+      best_distance = distance;
+      best = field.str();
+    }
+  }
+  return best.empty() ? "" : "; did you mean `" + best + "`?";
 }
 
 const Scope* Checker::Bind(const Scope* scope, Symbol* symbol,

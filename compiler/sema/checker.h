@@ -179,6 +179,14 @@ class Checker {
                              const DimMap& explicit_bindings,
                              llvm::StringRef callee_name, Span call_span,
                              CallInfo* info, bool struct_literal = false);
+  // A function passed for a parameter of function type: checks it against
+  // the declared type (with the call's `binding`) and returns what the
+  // parameter stands for, bound to its dims; null after an error.
+  const Callable* CheckFunctionArgument(const Callable* declared,
+                                        const Callable* given,
+                                        const DimMap& binding, Span span,
+                                        const std::string& what,
+                                        const std::string& callee);
   // The signature of a function value; `arg_types` lets an unannotated
   // lambda take its parameter types from its first call.
   const Signature* GetSignature(const Callable* callable,
@@ -251,6 +259,8 @@ class Checker {
   // Reports that `name` is unknown, suggesting a close match.
   void ReportUnknown(const ast::Ident& name, const Scope* scope,
                      llvm::StringRef what);
+  // "; did you mean `weight`?" for a misspelt field of `info`, or "".
+  std::string FieldHint(const StructInfo* info, llvm::StringRef name);
   std::string SourceText(Span span);
   // Makes `type` visible to later passes once literals are solved.
   void Record(const sema::Type** slot) { slots_.push_back(slot); }
@@ -316,6 +326,8 @@ class Checker {
   // The callee of the call being checked: the one place where a generic
   // function may be named.
   const ast::Expr* direct_callee_ = nullptr;
+  // While a function's parameters are resolved: function types are allowed.
+  bool function_types_allowed_ = false;
   // While a signature is resolved: its body's local dim names (E0314).
   std::set<std::string> local_dim_names_;
   // Solved calls of declared functions, for CheckJointCalls: the callee,

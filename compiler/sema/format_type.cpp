@@ -119,6 +119,8 @@ std::string FormatCallableName(const Callable* callable) {
       return "pullback";
     case Callable::Kind::SizeBound:
       return FormatCallableName(callable->inner);
+    case Callable::Kind::Param:
+      return callable->param_name.str();
   }
   return "function";
 }

@@ -111,6 +111,7 @@ struct Callable {
     Checkpoint,  // checkpoint(inner)
     Pullback,    // the pullback returned by vjp
     SizeBound,   // inner with some size parameters bound by name
+    Param,       // a parameter of function type: the function a call passes
   };
   Kind kind = Kind::Fn;
   FnInfo* fn = nullptr;
@@ -125,6 +126,7 @@ struct Callable {
   bool wrt_is_tuple = false;      // `wrt: (p, q)` gives a tuple
   const DimInfo* over = nullptr;  // Vmap
   std::vector<std::pair<const DimInfo*, const DimInfo*>> bindings;  // SizeBound
+  llvm::StringRef param_name;  // Param: the parameter's name
   // Known signature (Fn, Pullback, typed lambdas, or after first use).
   mutable std::unique_ptr<Signature> signature;
 };
@@ -140,6 +142,9 @@ struct CallInfo {
   std::vector<DimSet> arg_extra_dims;     // per argument
   DimSet lift_dims;                       // union of the extra dims
   std::vector<const DimInfo*> dim_args;   // builtins: dims named as args
+  // Per argument: for a parameter of function type, the function passed
+  // (with its own size parameters bound), else null.
+  std::vector<const Callable*> function_args;
 };
 
 struct ModuleInfo {

@@ -51,6 +51,20 @@ const Type* Checker::CheckTransform(Builtin builtin, ast::CallExpr* call,
             "expected a function here, found " + TypeString(type));
       return nullptr;
     }
+    // A function that takes functions is inlined at each call: it has no
+    // function of its own to transform.
+    DimMap bound;
+    if (const FnInfo* fn = CalledFn(type->callable, &bound);
+        fn && llvm::any_of(fn->signature.params, [](const Type* param) {
+          return param->kind == Type::Kind::Function;
+        })) {
+      Error(DiagKind::FunctionValueMisuse, expr->span,
+            "`" + fn->decl->name.name.str() +
+                "` takes a function, so it cannot be transformed itself; "
+                "transform a lambda that calls it, e.g. grad(|x| " +
+                fn->decl->name.name.str() + "(f, x))");
+      return nullptr;
+    }
     return type->callable;
   };
   auto record = [&]() {

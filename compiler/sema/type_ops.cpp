@@ -555,7 +555,31 @@ const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
   const Type* result = types().Error();
   size_t first_lift = 0;
   bool ok = true;
-  if (type_expr->kind == ast::TypeExpr::Kind::Tuple) {
+  if (type_expr->kind == ast::TypeExpr::Kind::Function) {
+    if (!function_types_allowed_) {
+      Error(DiagKind::FunctionValueMisuse, type_expr->span,
+            "a function type is allowed only for a parameter of a function "
+            "(fn solve(f: fn(f32) -> f32, x: f32) -> f32); exported functions "
+            "and main cannot take one, and values cannot hold one");
+      return type_expr->type = types().Error();
+    }
+    // The parameter's function: calls of it are checked against this
+    // signature, and each call of the enclosing function passes one.
+    function_types_allowed_ = false;  // no function of functions
+    auto signature = std::make_unique<Signature>();
+    for (ast::TypeExpr* param : type_expr->elements) {
+      signature->params.push_back(ResolveTypeExpr(param, scope));
+      signature->param_names.push_back("");
+      if (signature->params.back()->IsError()) ok = false;
+    }
+    signature->result = ResolveTypeExpr(type_expr->result, scope);
+    function_types_allowed_ = true;
+    if (!ok || signature->result->IsError())
+      return type_expr->type = types().Error();
+    Callable* param = NewCallable(Callable::Kind::Param);
+    param->signature = std::move(signature);
+    result = FunctionType(param);
+  } else if (type_expr->kind == ast::TypeExpr::Kind::Tuple) {
     std::vector<const Type*> elements;
     for (ast::TypeExpr* element : type_expr->elements) {
       elements.push_back(ResolveTypeExpr(element, scope));

@@ -59,12 +59,13 @@ using DimList = std::vector<Ident>;
 
 class TypeExpr : public Node {
  public:
-  enum class Kind { Named, Tuple };
+  enum class Kind { Named, Tuple, Function };
   Kind kind = Kind::Named;
   // Named: the (possibly qualified) name, e.g. {"nn", "Dense"} or {"f32"}.
   std::vector<Ident> path;
-  // Tuple: the element types; empty for `()`.
+  // Tuple: the element types; empty for `()`. Function: the parameter types.
   std::vector<TypeExpr*> elements;
+  TypeExpr* result = nullptr;  // Function: `-> T`
   // Each `[...]` suffix in order. For a struct with size parameters the first
   // one instantiates it; every other one lifts.
   std::vector<DimList> brackets;

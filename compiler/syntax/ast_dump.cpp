@@ -83,6 +83,11 @@ std::string Dump(const TypeExpr* type) {
   std::string out;
   if (type->kind == TypeExpr::Kind::Named) {
     out = Join(type->path, ".");
+  } else if (type->kind == TypeExpr::Kind::Function) {
+    out = "fn(";
+    for (size_t i = 0; i < type->elements.size(); ++i)
+      out += (i > 0 ? ", " : "") + Dump(type->elements[i]);
+    out += ") -> " + Dump(type->result);
   } else {
     out = "(";
     for (size_t i = 0; i < type->elements.size(); ++i) {

@@ -163,7 +163,9 @@ void Parser::report_syntax_error(const context& yyctx) const {
       DescribeExpected({buffer.begin(), buffer.begin() + count});
   std::string found = Found(yyctx.lookahead());
   std::string message;
-  if (words.empty() || words.size() > 5) {
+  if (std::string habit = ctx.HabitMessage(); !habit.empty()) {
+    message = habit + " (found " + found + ")";
+  } else if (words.empty() || words.size() > 5) {
     message = "unexpected " + found;
   } else {
     message = "expected ";
@@ -215,7 +217,34 @@ Token ParseContext::NextToken() {
     end.span = {end_, end_};
     return end;
   }
-  return lexer_.Next();
+  previous_[0] = std::move(previous_[1]);
+  previous_[1] = std::move(lookahead_);
+  lookahead_ = lexer_.Next();
+  return lookahead_;
+}
+
+std::string ParseContext::HabitMessage() const {
+  auto is_word = [](const Token& token, llvm::StringRef word) {
+    return token.kind == TokenKind::Ident &&
+           llvm::StringRef(token.span.begin,
+                           token.span.end - token.span.begin) == word;
+  };
+  if (is_word(previous_[1], "mut") && previous_[0].kind == TokenKind::KwLet)
+    return "Delta has no mutation: a `let` binding never changes (no "
+           "`mut`); bind a new value with another `let`, or carry changing "
+           "state with `loop`";
+  if (is_word(previous_[1], "return"))
+    return "Delta has no `return`: a function's value is the last "
+           "expression of its body, written without `;`";
+  // `x = e` or `v[i] = e`: an `=` after what ends an expression.
+  TokenKind before = previous_[1].kind;
+  if (lookahead_.kind == TokenKind::Eq &&
+      (before == TokenKind::Ident || before == TokenKind::RBracket ||
+       before == TokenKind::RParen))
+    return "Delta has no assignment: `=` appears only in `let`, `dim` and "
+           "`loop`; bind a new value with `let x = …;`, update state with "
+           "`loop`, or compare with `==`";
+  return "";
 }
 
 bool ParseContext::stopped() const {

@@ -67,6 +67,9 @@ class ParseContext {
                DiagnosticEngine& diags, ast::Module& module);
 
   Token NextToken();
+  // What a syntax error at the lookahead means when it comes from a habit
+  // of other languages (`let mut x`, `return e`, `x = e`); empty otherwise.
+  std::string HabitMessage() const;
   // True once too many errors were reported: the lexer then reports the end
   // of the input so that the parser stops.
   bool stopped() const;
@@ -137,6 +140,10 @@ class ParseContext {
   Lexer lexer_;
   unsigned syntax_errors_ = 0;
   bool reported_too_deep_ = false;
+  // The two tokens before the lookahead, for messages about habits from
+  // other languages (`let mut`, `return`).
+  std::array<Token, 2> previous_{};
+  Token lookahead_;
   llvm::DenseMap<const ast::Node*, uint32_t> depth_;
   llvm::DenseSet<const ast::Expr*> parenthesized_;
 };
@@ -217,7 +224,7 @@ Parser::symbol_type yylex(ParseContext& ctx);
 %type <ast::ForBinding> for_binding
 %type <ast::Pattern*> pattern
 %type <std::vector<ast::Pattern*>> pattern_list
-%type <ast::TypeExpr*> type type_atom opt_annotation opt_result
+%type <ast::TypeExpr*> type type_atom array_type function_type opt_annotation opt_result
 %type <std::vector<ast::TypeExpr*>> type_list
 %type <std::vector<ast::Ident>> path ident_list opt_ident_list
 %type <std::vector<ast::Ident>> dim_ref_list opt_dim_ref_list
@@ -424,11 +431,35 @@ dim_ref_list
   ;
 
 type
+  : array_type { $$ = $1; }
+  | function_type { $$ = $1; }
+  ;
+
+array_type
   : type_atom { $$ = $1; }
-  | type "[" opt_dim_ref_list "]" {
+  | array_type "[" opt_dim_ref_list "]" {
       $1->brackets.push_back(std::move($3));
       $1->span = @$;
       $$ = $1;
+    }
+  ;
+
+// A function type, for a parameter that takes a function:
+// `fn(f32[d], f32) -> f32[d]`; `elements` are the parameter types. Its
+// result extends as far as possible, so it takes no `[…]` of its own.
+function_type
+  : "fn" "(" ")" "->" type {
+      auto* t = ctx.New<ast::TypeExpr>(@$);
+      t->kind = ast::TypeExpr::Kind::Function;
+      t->result = $5;
+      $$ = ctx.Finish(t);
+    }
+  | "fn" "(" type_list opt_comma ")" "->" type {
+      auto* t = ctx.New<ast::TypeExpr>(@$);
+      t->kind = ast::TypeExpr::Kind::Function;
+      t->elements = std::move($3);
+      t->result = $7;
+      $$ = ctx.Finish(t);
     }
   ;
 

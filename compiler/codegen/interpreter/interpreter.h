@@ -48,7 +48,8 @@ struct Tensor {
                          const ir::Dim* index_dim = nullptr);
 };
 
-// The §7 text of a value: `3`, `0.1`, `[a=2, b=3] [[1, 2, 3], [4, 5, 6]]`.
+// The §7 text of a value: `3`, `0.1`, `[a=2, b=3] [[1, 2, 3], [4, 5, 6]]`,
+// as `print` writes it (large arrays summarized, runtime/format.h).
 std::string FormatTensor(const Tensor& tensor);
 
 struct InterpreterOptions {

@@ -251,7 +251,8 @@ std::string FormatTensor(const Tensor& tensor) {
   for (const Dim* dim : tensor.dims) names.push_back(dim->name.c_str());
   return runtime::FormatArray(static_cast<int>(tensor.elem), data,
                               static_cast<int64_t>(tensor.shape.size()),
-                              tensor.shape.data(), names.data());
+                              tensor.shape.data(), names.data(),
+                              /*for_print=*/true);
 }
 
 }  // namespace delta::interpreter
