@@ -275,7 +275,12 @@ class Printer {
       out += "\n";
     }
     if (decl->is_export) out += "export ";
-    out += "fn " + decl->name.name.str() + SizeParams(decl->size_params) + "(" +
+    std::string brackets = JoinIdents(decl->size_params, ", ");
+    for (const ast::TypeParamDecl& param : decl->type_params)
+      brackets += (brackets.empty() ? "" : ", ") + param.name.name.str() +
+                  ": " + param.bound.name.str();
+    out += "fn " + decl->name.name.str() +
+           (brackets.empty() ? "" : "[" + brackets + "]") + "(" +
            Params(decl->params) + ")";
     if (decl->result_type) out += " -> " + Type(decl->result_type);
     return out + " " + Block(decl->body, 0);

@@ -40,6 +40,28 @@ std::optional<ir::ReduceKind> ReduceKindOf(sema::Builtin builtin) {
   }
 }
 
+// The binary op that combines two partial results of a reduction.
+ir::OpKind CombineKind(ir::ReduceKind kind) {
+  switch (kind) {
+    case ir::ReduceKind::Prod:
+      return ir::OpKind::Mul;
+    case ir::ReduceKind::Max:
+      return ir::OpKind::Max;
+    case ir::ReduceKind::Min:
+      return ir::OpKind::Min;
+    default:
+      return ir::OpKind::Add;
+  }
+}
+
+// Combines the partial results of a reduction, one per leaf, with `kind`.
+ir::Value* Fold(ir::Builder& b, ir::OpKind kind, const Leaves& parts) {
+  ir::Value* folded = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i)
+    folded = b.Binary(kind, folded, parts[i]);
+  return folded;
+}
+
 // Appends text to a print template, merging adjacent pieces.
 void AddText(std::vector<ir::PrintItem>& items, const std::string& text) {
   if (!items.empty() && !items.back().is_value)
@@ -73,12 +95,12 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
         result.push_back(b.Unary(UnaryKind(builtin), leaf));
       return result;
     }
-#define DELTA_MATH_OP2(Name, ...)              \
-  case B::Name: {                              \
-    ir::Value* x = arg(0).front();             \
-    ir::Value* y = arg(1).front();             \
-    SetLoc(call->span);                        \
-    return {b.Binary(ir::OpKind::Name, x, y)}; \
+#define DELTA_MATH_OP2(Name, ...)            \
+  case B::Name: {                            \
+    Leaves x = arg(0);                       \
+    Leaves y = arg(1);                       \
+    SetLoc(call->span);                      \
+    return Leafwise(ir::OpKind::Name, x, y); \
   }
 #define DELTA_OP(...)
 #include "compiler/ir/ops.def"
@@ -94,20 +116,20 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
     // clamp(x, lo, hi) is min(max(x, lo), hi): NaN propagates, and the
     // derivative is x's on [lo, hi] (ties go to the first argument).
     case B::Clamp: {
-      ir::Value* x = arg(0).front();
-      ir::Value* lo = arg(1).front();
-      ir::Value* hi = arg(2).front();
+      Leaves x = arg(0);
+      Leaves lo = arg(1);
+      Leaves hi = arg(2);
       SetLoc(call->span);
-      return {b.Binary(ir::OpKind::Min, b.Binary(ir::OpKind::Max, x, lo), hi)};
+      return Leafwise(ir::OpKind::Min, Leafwise(ir::OpKind::Max, x, lo), hi);
     }
     case B::Max:
     case B::Min:
       if (call->args.size() == 2 && (!info || info->dim_args.empty())) {
-        ir::Value* x = arg(0).front();
-        ir::Value* y = arg(1).front();
+        Leaves x = arg(0);
+        Leaves y = arg(1);
         SetLoc(call->span);
-        return {b.Binary(builtin == B::Max ? ir::OpKind::Max : ir::OpKind::Min,
-                         x, y)};
+        return Leafwise(builtin == B::Max ? ir::OpKind::Max : ir::OpKind::Min,
+                        x, y);
       }
       [[fallthrough]];
     case B::Sum:
@@ -118,30 +140,50 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
       Leaves x = arg(0);
       SetLoc(call->span);
       ir::DimList dims = dims_of_call();
+      // A struct reduced with no dim is one scalar over all its leaves.
+      bool total = x.size() > 1 && call->type->IsLeaf();
+      ir::ReduceKind kind = *ReduceKindOf(builtin);
       Leaves result;
+      Leaves counts;  // of the elements reduced, for `mean`
       for (ir::Value* leaf : x) {
         ir::DimList over = dims.empty() ? leaf->type.dims : dims;
-        ir::Value* reduced = b.Reduce(*ReduceKindOf(builtin), leaf, over);
+        ir::Value* reduced =
+            total && over.empty() ? leaf : b.Reduce(kind, leaf, over);
         if (builtin == B::Mean) {
           // mean = sum / (product of the reduced sizes), in the leaf's type.
           ir::Value* count = b.FloatConst(leaf->type.elem, 1.0);
           for (const ir::Dim* dim : over)
             count = b.Binary(ir::OpKind::Mul, count,
                              b.Convert(b.Size(dim), leaf->type.elem));
-          reduced = b.Binary(ir::OpKind::Div, reduced, count);
+          if (!total) reduced = b.Binary(ir::OpKind::Div, reduced, count);
+          counts.push_back(count);
         }
         result.push_back(reduced);
       }
-      return result;
+      if (!total) return result;
+      ir::Value* folded = Fold(b, CombineKind(kind), result);
+      if (builtin == B::Mean)
+        folded =
+            b.Binary(ir::OpKind::Div, folded, Fold(b, ir::OpKind::Add, counts));
+      return {folded};
     }
     case B::Dot: {
-      ir::Value* x = arg(0).front();
-      ir::Value* y = arg(1).front();
+      Leaves x = arg(0);
+      Leaves y = arg(1);
       SetLoc(call->span);
-      ir::Value* product = b.Binary(ir::OpKind::Mul, x, y);
+      Leaves products = Leafwise(ir::OpKind::Mul, x, y);
       ir::DimList dims = dims_of_call();
-      return {b.Reduce(ir::ReduceKind::Sum, product,
-                       dims.empty() ? product->type.dims : dims)};
+      // Structs and tuples with no dim: their inner product, one scalar.
+      bool total = products.size() > 1 && call->type->IsLeaf();
+      Leaves result;
+      for (ir::Value* product : products) {
+        ir::DimList over = dims.empty() ? product->type.dims : dims;
+        result.push_back(total && over.empty()
+                             ? product
+                             : b.Reduce(ir::ReduceKind::Sum, product, over));
+      }
+      if (!total) return result;
+      return {Fold(b, ir::OpKind::Add, result)};
     }
     case B::Cumsum: {
       ir::Value* x = arg(0).front();
@@ -213,8 +255,15 @@ Leaves Lowerer::Builtin(const ast::CallExpr* call, sema::Builtin builtin) {
       Leaves else_leaves = arg(2);
       SetLoc(call->span);
       Leaves result;
-      for (size_t i = 0; i < then_leaves.size(); ++i)
-        result.push_back(b.Select(condition, then_leaves[i], else_leaves[i]));
+      size_t count = std::max(then_leaves.size(), else_leaves.size());
+      for (size_t i = 0; i < count; ++i) {
+        // A leaf arm broadcasts over the other arm's leaves.
+        ir::Value* x =
+            then_leaves.size() == count ? then_leaves[i] : then_leaves.front();
+        ir::Value* y =
+            else_leaves.size() == count ? else_leaves[i] : else_leaves.front();
+        result.push_back(b.Select(condition, x, y));
+      }
       return result;
     }
     case B::StopGradient: {

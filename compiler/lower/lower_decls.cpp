@@ -108,6 +108,11 @@ std::vector<ir::Type> Lowerer::Flatten(const sema::Type* type,
           leaves.push_back(leaf.WithDims(leaf.dims.Union(lift)));
       break;
     }
+    case sema::Type::Kind::TypeParam:
+      // Inside an inlined generic body: the type its call bound.
+      for (auto it = type_args_.rbegin(); it != type_args_.rend(); ++it)
+        if (it->first == type->type_param) return Flatten(it->second, subst);
+      break;
     case sema::Type::Kind::Function:
     case sema::Type::Kind::Error:
       break;

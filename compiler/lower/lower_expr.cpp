@@ -1,5 +1,7 @@
 // Lowering of expressions: operators, indexing, structs, control flow,
 // comprehensions and calls (with lifting made explicit as `map`).
+#include <llvm/ADT/ScopeExit.h>
+
 #include <cstdlib>
 
 #include "compiler/lower/lowerer.h"
@@ -146,16 +148,7 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
       Leaves lhs = Expr(binary->lhs);
       Leaves rhs = Expr(binary->rhs);
       SetLoc(binary->op_span);
-      ir::OpKind kind = BinaryOpKind(binary->op);
-      Leaves result;
-      size_t count = std::max(lhs.size(), rhs.size());
-      for (size_t i = 0; i < count; ++i) {
-        // A leaf combined with a struct or tuple broadcasts over its leaves.
-        ir::Value* a = lhs.size() == count ? lhs[i] : lhs.front();
-        ir::Value* c = rhs.size() == count ? rhs[i] : rhs.front();
-        result.push_back(b.Binary(kind, a, c));
-      }
-      return result;
+      return Leafwise(BinaryOpKind(binary->op), lhs, rhs);
     }
     case ast::Expr::Kind::Call:
       return Call(llvm::cast<ast::CallExpr>(expr));
@@ -329,6 +322,18 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
 }
 
 // See Note [Array literals as selects] in docs/internals/lowering.md.
+Leaves Lowerer::Leafwise(ir::OpKind kind, const Leaves& a, const Leaves& b) {
+  Leaves result;
+  size_t count = std::max(a.size(), b.size());
+  for (size_t i = 0; i < count; ++i) {
+    // A leaf combined with a struct or tuple broadcasts over its leaves.
+    ir::Value* x = a.size() == count ? a[i] : a.front();
+    ir::Value* y = b.size() == count ? b[i] : b.front();
+    result.push_back(builder_->Binary(kind, x, y));
+  }
+  return result;
+}
+
 Leaves Lowerer::ArrayLit(const ast::ArrayLitExpr* literal) {
   ir::Builder& b = *builder_;
   std::vector<Leaves> elements;
@@ -422,10 +427,17 @@ Leaves Lowerer::CallCallable(const sema::Callable* callable,
                              const sema::Type* result, Span span) {
   callable = Bound(callable);
   DimSubst sizes;
-  if (const sema::Signature* signature = SignatureOf(callable))
+  size_t type_depth = type_args_.size();
+  auto restore = llvm::make_scope_exit([&] { type_args_.resize(type_depth); });
+  if (const sema::Signature* signature = SignatureOf(callable)) {
     for (size_t k = 0;
          k < signature->size_params.size() && k < info->size_args.size(); ++k)
       sizes[signature->size_params[k]] = DimOf(info->size_args[k]);
+    for (size_t k = 0;
+         k < signature->type_params.size() && k < info->type_args.size(); ++k)
+      type_args_.emplace_back(signature->type_params[k]->type_param,
+                              info->type_args[k]);
+  }
   if (info->lift_dims.empty())
     return CallUnlifted(callable, args, arg_types, sizes, span, info);
   if (callable->kind == sema::Callable::Kind::Fn && callable->fn->custom_vjp)
@@ -478,7 +490,7 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
   switch (callable->kind) {
     case sema::Callable::Kind::Fn: {
       const sema::FnInfo* fn = callable->fn;
-      if (TakesFunctions(*fn))
+      if (TakesFunctions(*fn) || !fn->signature.type_params.empty())
         return InlineCall(fn, args, arg_types, sizes, info);
       ir::Function* function = FunctionFor(fn);
       std::vector<ir::Value*> operands;

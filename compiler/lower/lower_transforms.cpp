@@ -139,7 +139,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
   }
   // Inside an inlined call the same lambda may stand for another function
   // each time (it calls a parameter of function type): wrap it anew.
-  if (auto it = wrapped_.find(callable);
+  if (auto it = wrapped_.find({callable, type_args_});
       it != wrapped_.end() && bound_params_.empty())
     return it->second;
   const sema::Signature* signature = SignatureOf(callable);
@@ -214,7 +214,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
     capture_params.push_back(std::move(leaves));
   }
   function->result_types = Flatten(signature->result, &dims);
-  wrapped_[callable] = wrapped;
+  wrapped_[{callable, type_args_}] = wrapped;
 
   // Lower the body now, in a state of its own.
   ir::Builder* saved_builder = builder_;

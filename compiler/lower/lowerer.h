@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ class Lowerer {
   // --- Expressions (lower_expr.cpp) ----------------------------------------
   Leaves Expr(const ast::Expr* expr);
   Leaves Call(const ast::CallExpr* call);
+  // `kind` on matching leaves; a single leaf broadcasts over the other
+  // side's leaves (a struct times a scalar).
+  Leaves Leafwise(ir::OpKind kind, const Leaves& a, const Leaves& b);
   // `[k: a, b, c]`: a chain of selects on the position along k.
   Leaves ArrayLit(const ast::ArrayLitExpr* literal);
   // A module-level constant is a function of no arguments, called per use.
@@ -80,9 +84,11 @@ class Lowerer {
                       const std::vector<const sema::Type*>& arg_types,
                       const DimSubst& sizes, Span span,
                       const sema::CallInfo* info = nullptr);
-  // A function with parameters of function type has no IR function of its
-  // own: each call lowers its body in place, with the functions it was
-  // passed (docs/language/types.md, "Function types").
+  // A function with parameters of function type, or with type parameters,
+  // has no IR function of its own: each call lowers its body in place, with
+  // the functions it was passed (docs/language/types.md, "Function types")
+  // and its type arguments in force (Note [Generic functions] in
+  // sema/check_generics.cpp).
   Leaves InlineCall(const sema::FnInfo* fn, const std::vector<Leaves>& args,
                     const std::vector<const sema::Type*>& arg_types,
                     const DimSubst& sizes, const sema::CallInfo* info);
@@ -155,8 +161,13 @@ class Lowerer {
   llvm::DenseMap<const sema::Symbol*, ir::Function*> let_functions_;
   std::deque<std::function<void()>> worklist_;  // bodies still to lower
 
-  // Function values turned into functions, and what each pullback needs.
-  llvm::DenseMap<const sema::Callable*, Wrapped> wrapped_;
+  // The type arguments of the generic calls being inlined, innermost last.
+  using TypeArgs =
+      std::vector<std::pair<const sema::TypeParamInfo*, const sema::Type*>>;
+  TypeArgs type_args_;
+  // Function values turned into functions, and what each pullback needs. A
+  // lambda inside a generic body is a function per type arguments.
+  std::map<std::pair<const sema::Callable*, TypeArgs>, Wrapped> wrapped_;
   struct PullbackInfo {
     Wrapped wrapped;
     std::vector<ir::Value*> operands;  // the primal arguments and captures

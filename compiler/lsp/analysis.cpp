@@ -55,6 +55,8 @@ std::string DescribeSymbol(const sema::Symbol* symbol) {
       return "import " + symbol->name.str();
     case Kind::Builtin:
       return "builtin " + symbol->name.str();
+    case Kind::TypeParam:
+      return "type parameter " + symbol->name.str() + ": space";
   }
   return symbol->name.str();
 }

@@ -145,6 +145,8 @@ class BuiltinChecker {
                          Span span);
 
   const Type* CheckUnaryMath();
+  const Type* LeafwiseMath(const Type* x);
+  const Type* Total(const Type* x);
   const Type* CheckBinaryMath();
   const Type* CheckClamp();
   const Type* CheckReduction();
@@ -207,7 +209,8 @@ const Type* BuiltinChecker::CheckUnaryMath() {
     return CheckAllArgs();
   const Type* x = Value(0);
   if (x->IsError()) return x;
-  if (!x->IsLeaf() || x->kind == Type::Kind::Index) {
+  if (!x->IsLeaf()) return LeafwiseMath(x);
+  if (x->kind == Type::Kind::Index) {
     Fail(Arg(0)->span, std::string("`") + name_ + "` needs numbers, found " +
                            checker_.TypeString(x));
     return types_.Error();
@@ -229,14 +232,29 @@ const Type* BuiltinChecker::CheckUnaryMath() {
   return checker_.Resolve(x);
 }
 
+// A unary math builtin on a struct or tuple acts on each leaf; the value
+// must be a vector space (every leaf floating-point).
+const Type* BuiltinChecker::LeafwiseMath(const Type* x) {
+  if (x->kind == Type::Kind::Function || !checker_.IsFloatValued(x)) {
+    Fail(Arg(0)->span, std::string("`") + name_ +
+                           "` acts leaf by leaf on a struct or tuple whose "
+                           "leaves are all floats, not " +
+                           checker_.TypeString(x));
+    return types_.Error();
+  }
+  Record({});
+  return x;
+}
+
+// Two values, lifted by name; structs and tuples combine leaf by leaf with
+// each other or with a leaf, as the arithmetic operators do.
 const Type* BuiltinChecker::CheckBinaryMath() {
   const Type* a = Value(0);
   const Type* b = Value(1);
   Record(a->dims.Union(b->dims));
   ast::BinaryOp op =
       IsBinaryMath(builtin_) ? ast::BinaryOp::Pow : ast::BinaryOp::Add;
-  const Type* result = CombineLeaves(checker_, op, a, b, call_->span);
-  return result;
+  return CombineValues(checker_, op, a, b, call_->span);
 }
 
 // clamp(x, lo, hi) = min(max(x, lo), hi): numbers, lifted like max and min.
@@ -247,9 +265,9 @@ const Type* BuiltinChecker::CheckClamp() {
   const Type* hi = Value(2);
   Record(x->dims.Union(lo->dims).Union(hi->dims));
   const Type* low =
-      CombineLeaves(checker_, ast::BinaryOp::Add, x, lo, call_->span);
+      CombineValues(checker_, ast::BinaryOp::Add, x, lo, call_->span);
   if (low->IsError()) return low;
-  return CombineLeaves(checker_, ast::BinaryOp::Add, low, hi, call_->span);
+  return CombineValues(checker_, ast::BinaryOp::Add, low, hi, call_->span);
 }
 
 const Type* BuiltinChecker::CheckReduction() {
@@ -288,7 +306,25 @@ const Type* BuiltinChecker::CheckReduction() {
     return types_.Error();
   }
   Record({});
+  if (dims.empty() &&
+      (x->kind == Type::Kind::Struct || x->kind == Type::Kind::TypeParam))
+    return Total(x);
   return RemoveDims(x, dims, dims.empty(), Arg(0)->span);
+}
+
+// A reduction with no dim of a struct, or `dot` of two structs or tuples:
+// one scalar over every leaf and every dim.
+const Type* BuiltinChecker::Total(const Type* x) {
+  const Type* kind = UniformLeafKind(checker_, x);
+  if (!kind || kind->kind == Type::Kind::Index ||
+      kind->IsScalarOf(ScalarKind::Bool)) {
+    Fail(Arg(0)->span, std::string("`") + name_ +
+                           "` over a whole struct needs leaves that are all "
+                           "numbers of one type, found " +
+                           checker_.TypeString(x));
+    return types_.Error();
+  }
+  return kind;
 }
 
 const Type* BuiltinChecker::CheckArgReduction() {
@@ -330,14 +366,17 @@ const Type* BuiltinChecker::CheckDot() {
   const Type* x = Value(0);
   const Type* y = Value(1);
   if (x->IsError() || y->IsError()) return types_.Error();
-  if (!x->IsLeaf() || !y->IsLeaf()) {
-    Fail(call_->span, "`dot` needs two arrays");
+  if (x->kind == Type::Kind::Function || y->kind == Type::Kind::Function) {
+    Fail(call_->span, "`dot` needs two arrays, structs or tuples");
     return types_.Error();
   }
+  // Structs and tuples multiply leaf by leaf; with no dim the product sums
+  // to their inner product, one scalar.
   const Type* product =
-      CombineLeaves(checker_, ast::BinaryOp::Mul, x, y, call_->span);
+      CombineValues(checker_, ast::BinaryOp::Mul, x, y, call_->span);
   if (product->IsError()) return product;
   Record({});
+  if (dims.empty() && !product->IsLeaf()) return Total(product);
   return RemoveDims(product, dims, dims.empty(), call_->span);
 }
 
@@ -427,11 +466,19 @@ const Type* BuiltinChecker::CheckWhere() {
     Record(dims);
     return types_.WithDims(checker_.Resolve(kind), dims);
   }
-  // Structs and tuples: the same type on both arms, chosen leaf by leaf.
-  checker_.Expect(a, b, Arg(2)->span, "the arms of `where`", Arg(2));
+  // Structs and tuples, chosen leaf by leaf: two of one type, or a vector
+  // space and a value that broadcasts over it (`where(c, p, 0.0)`); the
+  // condition broadcasts over the result like a leaf operand.
   Record(c->dims);
-  DimSet extra = c->dims.Minus(checker_.AllDims(a));
-  return checker_.Lift(a, extra, call_->span);
+  const Type* arms = a;
+  if (checker_.IsFloatValued(a) && checker_.IsFloatValued(b)) {
+    if (!checker_.Unify(a, b))
+      arms = CombineValues(checker_, ast::BinaryOp::Add, a, b, call_->span);
+  } else {
+    checker_.Expect(a, b, Arg(2)->span, "the arms of `where`", Arg(2));
+  }
+  if (arms->IsError()) return arms;
+  return BroadcastValue(checker_, arms, c->dims, call_->span);
 }
 
 const Type* BuiltinChecker::CheckRename() {

@@ -39,7 +39,8 @@ const Type* CheckArrayLit(Checker& checker, ast::ArrayLitExpr* literal,
   }
 
   // Leaves (scalars, arrays, indices) combine like where's arms: one
-  // element kind, dims by union. Tuples and structs must match exactly.
+  // element kind, dims by union; structs of one type combine their lift
+  // dims by union. Tuples must match exactly.
   const Type* result = nullptr;
   size_t first = 0;
   for (size_t i = 0; i < elements.size(); ++i) {
@@ -65,6 +66,14 @@ const Type* CheckArrayLit(Checker& checker, ast::ArrayLitExpr* literal,
       }
     } else if (checker.Unify(result, element)) {
       result = checker.Resolve(result);
+      continue;
+    } else if (result->kind == Type::Kind::Struct &&
+               element->kind == Type::Kind::Struct &&
+               result->struct_info == element->struct_info &&
+               result->struct_args == element->struct_args) {
+      result = BroadcastValue(checker, result, element->dims,
+                              literal->elements[i]->span);
+      if (result->IsError()) return result;
       continue;
     }
     checker

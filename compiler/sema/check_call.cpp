@@ -341,11 +341,11 @@ const Type* Checker::ApplySignature(const Signature& signature,
                                     const std::vector<ast::Expr*>& arg_exprs,
                                     const DimMap& explicit_bindings,
                                     llvm::StringRef callee_name, Span call_span,
-                                    CallInfo* info, bool exact) {
+                                    CallInfo* info, bool struct_literal) {
   std::string name = callee_name.str();
   // How an argument is named in messages: struct literals have fields.
   auto argument = [&](size_t i) {
-    if (exact && i < signature.param_names.size())
+    if (struct_literal && i < signature.param_names.size())
       return "field `" + signature.param_names[i].str() + "`";
     return "argument " + std::to_string(i + 1);
   };
@@ -368,12 +368,18 @@ const Type* Checker::ApplySignature(const Signature& signature,
   };
   std::vector<FunctionArg> function_args;
   DimMap forced = explicit_bindings;
+  TypeParamMap type_args;
   bool failed = false;
   std::function<bool(const Type*, const Type*, size_t)> match =
       [&](const Type* param, const Type* arg, size_t i) -> bool {
     param = Resolve(param);
     arg = Resolve(arg);
     if (param->IsError() || arg->IsError()) return true;
+    if (param->kind == Type::Kind::TypeParam) {
+      // A type parameter takes the argument's whole type, never lifted.
+      auto [it, inserted] = type_args.emplace(param->type_param, arg);
+      return inserted || Unify(it->second, arg);
+    }
     if (param->IsLeaf()) {
       if (!arg->IsLeaf()) return false;
       if (param->kind == Type::Kind::Index) {
@@ -427,8 +433,11 @@ const Type* Checker::ApplySignature(const Signature& signature,
   };
   for (size_t i = 0; i < arg_types.size(); ++i) {
     if (!match(signature.params[i], arg_types[i], i)) {
-      const Type* param = Resolve(signature.params[i]);
-      Error(exact ? DiagKind::TypeMismatch : DiagKind::NoLifting, arg_spans[i],
+      // A type parameter shows the type an earlier argument gave it.
+      const Type* param =
+          SubstituteTypeParams(Resolve(signature.params[i]), type_args);
+      Error(struct_literal ? DiagKind::TypeMismatch : DiagKind::NoLifting,
+            arg_spans[i],
             argument(i) + " of `" + name + "`: expected " + TypeString(param) +
                 ", found " + TypeString(arg_types[i]))
           .Note(call_span,
@@ -437,6 +446,13 @@ const Type* Checker::ApplySignature(const Signature& signature,
     }
   }
   if (failed) return types().Error();
+  if (!CheckTypeArgs(signature, type_args, arg_spans, name))
+    return types().Error();
+  // The dims of type arguments are the call's own, like bound dims.
+  DimSet type_arg_dims;
+  for (const auto& [param, type] : type_args)
+    type_arg_dims = type_arg_dims.Union(AllDims(type));
+  const Type* result = SubstituteTypeParams(signature.result, type_args);
 
   // 2. Candidate dims for each unbound size parameter.
   std::vector<const DimInfo*> unbound;
@@ -518,15 +534,6 @@ const Type* Checker::ApplySignature(const Signature& signature,
         return;
       }
       DimSet extra = pair.arg_dims.Minus(instantiated);
-      if (exact && !extra.empty()) {
-        // A field is an expected type: no extra dims (contract 2.1).
-        failure_span = arg_spans[pair.arg];
-        failure_expr = arg_exprs.empty() ? nullptr : arg_exprs[pair.arg];
-        failure_expected = Substitute(signature.params[pair.arg], binding);
-        failure_actual = arg_types[pair.arg];
-        last_failure = "mismatch";
-        return;
-      }
       if (!seen[pair.arg]) {
         candidate.extra[pair.arg] = extra;
         seen[pair.arg] = true;
@@ -539,13 +546,14 @@ const Type* Checker::ApplySignature(const Signature& signature,
       }
       bound = bound.Union(instantiated);
     }
-    DimSet result_dims = AllDims(Substitute(signature.result, binding));
+    DimSet result_dims = AllDims(Substitute(result, binding));
+    bound = bound.Union(type_arg_dims);
     for (size_t i = 0; i < arg_types.size(); ++i) {
       if (candidate.extra[i].Intersects(bound) ||
           candidate.extra[i].Intersects(result_dims)) {
         failure_span = arg_spans[i];
         last_failure =
-            "argument " + std::to_string(i + 1) + " would be lifted over " +
+            argument(i) + " would be lifted over " +
             DimString(candidate.extra[i].Intersect(bound.Union(result_dims))) +
             ", a dim that the call itself uses";
         return;
@@ -583,9 +591,10 @@ const Type* Checker::ApplySignature(const Signature& signature,
       failure_span = call_span;
     }
     if (last_failure == "mismatch" && unbound.empty()) {
-      ReportMismatch(failure_span, failure_expected, failure_actual,
-                     (exact ? "a field of `" : "argument of `") + name + "`",
-                     failure_expr);
+      ReportMismatch(
+          failure_span, failure_expected, failure_actual,
+          (struct_literal ? "a field of `" : "argument of `") + name + "`",
+          failure_expr);
     } else {
       std::string args;
       for (const Type* arg : arg_types)
@@ -599,6 +608,36 @@ const Type* Checker::ApplySignature(const Signature& signature,
                 "`" + name + "` has type " + SignatureString(signature) +
                     "; each argument must be its parameter's type plus "
                     "extra dims");
+    }
+    return types().Error();
+  }
+  if (struct_literal && candidates.size() > 1 &&
+      llvm::any_of(candidates, [](const Candidate& c) {
+        return llvm::all_of(c.extra, [](const DimSet& e) { return e.empty(); });
+      })) {
+    // A struct literal lifts only when it must: fields whose dims all match
+    // pick the candidate without extra dims.
+    llvm::erase_if(candidates, [](const Candidate& c) {
+      return llvm::any_of(c.extra, [](const DimSet& e) { return !e.empty(); });
+    });
+  }
+  if (struct_literal && candidates.size() > 1) {
+    // A literal cannot bind size parameters by name; it can be built from
+    // unlifted fields inside a comprehension.
+    auto diag =
+        Error(DiagKind::AmbiguousLifting, call_span,
+              "ambiguous lifting of the struct literal `" + name +
+                  "`: its fields fit " + std::to_string(candidates.size()) +
+                  " lifted instantiations; build it from unlifted "
+                  "fields in a comprehension over the lifted dims, "
+                  "e.g. for k in d { " +
+                  name + " { …: x[k], … } }");
+    for (const Candidate& c : candidates) {
+      DimSet lift;
+      for (const DimSet& extra : c.extra) lift = lift.Union(extra);
+      diag.Note(call_span,
+                "it could be " + TypeString(Lift(Substitute(result, c.binding),
+                                                 lift, call_span)));
     }
     return types().Error();
   }
@@ -691,10 +730,13 @@ const Type* Checker::ApplySignature(const Signature& signature,
   if (info) {
     for (const DimInfo* param : signature.size_params)
       info->size_args.push_back(chosen.binding.at(param));
+    for (const Type* param : signature.type_params)
+      info->type_args.push_back(type_args.at(param->type_param));
+    for (const Type*& type_arg : info->type_args) Record(&type_arg);
     info->arg_extra_dims = chosen.extra;
     info->lift_dims = lift;
   }
-  return Lift(Substitute(signature.result, chosen.binding), lift, call_span);
+  return Lift(Substitute(result, chosen.binding), lift, call_span);
 }
 
 const Type* Checker::CheckCall(ast::CallExpr* call, Context& context) {
@@ -741,6 +783,7 @@ const Type* Checker::CheckCall(ast::CallExpr* call, Context& context) {
       return check_args();
     }
   }
+  direct_callee_ = call->callee;  // a generic function may be named here
   const Type* callee = Resolve(CheckExpr(call->callee, context));
   if (callee->IsError()) return check_args();
   if (callee->kind != Type::Kind::Function) {

@@ -140,6 +140,43 @@ std::vector<const DimInfo*> Checker::DeclareSizeParams(
   return dims;
 }
 
+// `[P: space]`: see Note [Generic functions] in check_generics.cpp.
+std::vector<const Type*> Checker::DeclareTypeParams(ast::FnDecl* decl,
+                                                    Scope* scope) {
+  std::vector<const Type*> params;
+  for (const ast::TypeParamDecl& param : decl->type_params) {
+    if (param.bound.name != "space")
+      Error(DiagKind::BadTypeParam, param.bound.span,
+            "unknown bound `" + param.bound.name.str() +
+                "`; a type parameter is written `" + param.name.name.str() +
+                ": space` (any vector space of f32)");
+    if (const Symbol* existing = scope->Lookup(param.name.name);
+        existing && existing->kind != Symbol::Kind::Builtin) {
+      Error(DiagKind::DimReusesName, param.name.span,
+            "type parameter `" + param.name.name.str() +
+                "` reuses a name that is already visible")
+          .Note(existing->span,
+                "`" + param.name.name.str() + "` is declared here");
+      if (existing->kind == Symbol::Kind::TypeParam) continue;
+    }
+    TypeParamInfo& info = program_.type_params.emplace_back();
+    info.name = param.name.name;
+    info.span = param.name.span;
+    Symbol* symbol =
+        NewSymbol(Symbol::Kind::TypeParam, param.name.name, param.name.span);
+    symbol->type = types().TypeParam(&info);
+    scope->Add(symbol);
+    params.push_back(symbol->type);
+  }
+  if (!params.empty() && (decl->is_export || !decl->attributes.empty() ||
+                          (decl->name.name == "main")))
+    Error(DiagKind::BadTypeParam, decl->name.span,
+          "`" + decl->name.name.str() +
+              "` has a type parameter, so it can only be called: an export "
+              "fn, main or a function with @vjp has concrete types");
+  return params;
+}
+
 void Checker::CheckStructDecl(StructInfo* info, const Scope* module_scope) {
   Scope* scope = NewScope(module_scope);
   info->size_params = DeclareSizeParams(info->decl->size_params, scope);
@@ -228,6 +265,7 @@ void Checker::CheckFnSignature(FnInfo* fn) {
   local_dim_names_.clear();
   if (decl->body) CollectLocalDimNames(decl->body, local_dim_names_);
   signature.size_params = DeclareSizeParams(decl->size_params, scope);
+  signature.type_params = DeclareTypeParams(decl, scope);
   bool is_main = fn->module->is_main && decl->name.name == "main";
   for (ast::Param& param : decl->params) {
     // A `path` parameter of main is a file name from the command line, no
@@ -261,6 +299,7 @@ void Checker::CheckFnSignature(FnInfo* fn) {
                          ? ResolveTypeExpr(decl->result_type, scope)
                          : types().Unit();
   local_dim_names_.clear();
+  CheckTypeParamsUsed(fn);
   signature_scopes_[fn] = scope;  // the body sees the size parameters
 }
 

@@ -57,8 +57,9 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
       by_field[i] = field.value;
     }
   }
+  const Type* base = nullptr;
   if (lit->base) {
-    const Type* base = checker.Resolve(checker.CheckExpr(lit->base, context));
+    base = checker.Resolve(checker.CheckExpr(lit->base, context));
     if (base->IsError()) return check_fields_only();
     if (base->kind != Type::Kind::Struct || base->struct_info != info) {
       checker.Error(DiagKind::TypeMismatch, lit->base->span,
@@ -67,21 +68,9 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
                         checker.TypeString(base));
       return check_fields_only();
     }
-    DimMap map;
-    for (size_t i = 0; i < info->size_params.size(); ++i)
-      map[info->size_params[i]] = base->struct_args[i];
-    for (size_t i = 0; i < by_field.size(); ++i) {
-      if (!by_field[i]) continue;
-      const Type* expected = checker.Lift(
-          checker.Substitute(info->field_types[i], map), base->dims, lit->span);
-      checker.Expect(expected, checker.CheckExpr(by_field[i], context),
-                     by_field[i]->span,
-                     "field `" + info->field_names[i].str() + "`", by_field[i]);
-    }
-    return base;
   }
   for (size_t i = 0; i < by_field.size(); ++i) {
-    if (!by_field[i]) {
+    if (!by_field[i] && !base) {
       checker.Error(DiagKind::MissingField, lit->span,
                     "struct literal leaves out field `" +
                         info->field_names[i].str() +
@@ -91,7 +80,8 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
     }
   }
   if (!ok) return check_fields_only();
-  // A struct literal is a call of the struct's constructor, lifted alike.
+  // A struct literal is a call of the struct's constructor, lifted alike;
+  // `..base` gives the fields left out, with the base's size arguments.
   Signature constructor;
   constructor.size_params = info->size_params;
   constructor.param_names = info->field_names;
@@ -99,15 +89,26 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
   constructor.result =
       types.Struct(info, std::vector<const DimInfo*>(info->size_params.begin(),
                                                      info->size_params.end()));
+  DimMap base_args;
+  for (size_t i = 0; base && i < info->size_params.size(); ++i)
+    base_args[info->size_params[i]] = base->struct_args[i];
   std::vector<const Type*> arg_types;
   std::vector<Span> arg_spans;
-  for (ast::Expr* value : by_field) {
-    arg_types.push_back(checker.CheckExpr(value, context));
-    arg_spans.push_back(value->span);
+  for (size_t i = 0; i < by_field.size(); ++i) {
+    if (by_field[i]) {
+      arg_types.push_back(checker.CheckExpr(by_field[i], context));
+      arg_spans.push_back(by_field[i]->span);
+    } else {
+      arg_types.push_back(
+          checker.Lift(checker.Substitute(info->field_types[i], base_args),
+                       base->dims, lit->base->span));
+      arg_spans.push_back(lit->base->span);
+    }
   }
-  return checker.ApplySignature(constructor, arg_types, arg_spans, by_field, {},
-                                info->decl->name.name, lit->span, nullptr,
-                                /*exact=*/true);
+  return checker.ApplySignature(constructor, arg_types, arg_spans, by_field,
+                                base_args, info->decl->name.name, lit->span,
+                                nullptr,
+                                /*struct_literal=*/true);
 }
 
 static const Type* CheckLoop(Checker& checker, ast::LoopExpr* loop,
@@ -240,7 +241,8 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
             context.function->callees.push_back(symbol->fn);
           else if (context.module_let)
             let_uses_[context.module_let].push_back(symbol->fn);
-          type = FunctionType(FnCallable(symbol->fn));
+          if (CheckGenericUse(symbol->fn, expr))
+            type = FunctionType(FnCallable(symbol->fn));
           break;
         case Symbol::Kind::Dim:
           Error(DiagKind::NotAValue, name->span,
@@ -265,6 +267,11 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
                 "module `" + name->name.name.str() +
                     "` is not a value; use one of its members: " +
                     name->name.name.str() + ".name");
+          break;
+        case Symbol::Kind::TypeParam:
+          Error(
+              DiagKind::NotAValue, name->span,
+              "type parameter `" + name->name.name.str() + "` is not a value");
           break;
       }
       break;
@@ -326,14 +333,16 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
             break;
           }
           field->module_member = const_cast<Symbol*>(member);
-          if (member->kind == Symbol::Kind::Function)
-            type = FunctionType(FnCallable(member->fn));
-          else if (member->kind == Symbol::Kind::Value)
+          if (member->kind == Symbol::Kind::Function) {
+            if (CheckGenericUse(member->fn, expr))
+              type = FunctionType(FnCallable(member->fn));
+          } else if (member->kind == Symbol::Kind::Value) {
             type = TypeOfValueSymbol(member);
-          else
+          } else {
             Error(DiagKind::NotAValue, field->field.span,
                   "`" + symbol->name.str() + "." + field->field.name.str() +
                       "` is not a value");
+          }
           break;
         }
       }

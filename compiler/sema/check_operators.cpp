@@ -161,6 +161,110 @@ const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
   return types.Scalar(ScalarKind::Bool, dims);
 }
 
+// The element kind of every leaf of `value`, or null when its leaves are not
+// all of one kind (a struct with f32 and f64 fields).
+const Type* UniformLeafKind(Checker& checker, const Type* value) {
+  using K = Type::Kind;
+  const Type* kind = nullptr;
+  std::vector<const Type*> pending = {value};
+  while (!pending.empty()) {
+    const Type* part = checker.Resolve(pending.back());
+    pending.pop_back();
+    if (part->kind == K::Struct) {
+      pending.insert(pending.end(), part->struct_info->field_types.begin(),
+                     part->struct_info->field_types.end());
+    } else if (part->kind == K::Tuple) {
+      pending.insert(pending.end(), part->elements.begin(),
+                     part->elements.end());
+    } else if (part->IsLeaf() || part->kind == K::TypeParam) {
+      const Type* leaf = part->kind == K::TypeParam
+                             ? checker.types().Scalar(ScalarKind::F32)
+                             : checker.types().WithDims(part, {});
+      kind = kind ? UnifyLeafKinds(checker, kind, leaf) : leaf;
+      if (!kind) return nullptr;
+    } else if (!part->IsError()) {
+      return nullptr;
+    }
+  }
+  return kind ? checker.Resolve(kind) : nullptr;
+}
+
+namespace {
+
+// Every leaf of `value` with its field path (`l1.w`, `0`), dims included.
+std::vector<std::pair<std::string, const Type*>> NamedLeaves(
+    Checker& checker, const Type* value, const std::string& path = "") {
+  value = checker.Resolve(value);
+  std::vector<std::pair<std::string, const Type*>> leaves;
+  auto add = [&](const Type* part, const std::string& name) {
+    auto inner =
+        NamedLeaves(checker, part, path.empty() ? name : path + "." + name);
+    leaves.insert(leaves.end(), inner.begin(), inner.end());
+  };
+  if (value->kind == Type::Kind::Struct) {
+    const StructInfo* info = value->struct_info;
+    DimMap args;
+    for (size_t i = 0; i < info->size_params.size(); ++i)
+      args[info->size_params[i]] = value->struct_args[i];
+    for (size_t i = 0; i < info->field_types.size(); ++i)
+      add(checker.Lift(checker.Substitute(info->field_types[i], args),
+                       value->dims, Span()),
+          info->field_names[i].str());
+  } else if (value->kind == Type::Kind::Tuple) {
+    for (size_t i = 0; i < value->elements.size(); ++i)
+      add(value->elements[i], std::to_string(i));
+  } else if (value->IsLeaf()) {
+    leaves.emplace_back(path, value);
+  }
+  return leaves;
+}
+
+}  // namespace
+
+// Lifting a struct adds dims to its lift set, never to one field alone: a
+// leaf over `batch` times an `S[batch]` matches the struct's `batch`.
+const Type* BroadcastValue(Checker& checker, const Type* value,
+                           const DimSet& dims, Span span) {
+  value = checker.Resolve(value);
+  switch (value->kind) {
+    case Type::Kind::Tuple: {
+      std::vector<const Type*> elements;
+      for (const Type* element : value->elements)
+        elements.push_back(BroadcastValue(checker, element, dims, span));
+      return checker.types().Tuple(std::move(elements));
+    }
+    case Type::Kind::Struct: {
+      // A dim that every leaf has already combines element by element; one
+      // that some fields have and others lack cannot be added to all.
+      DimSet extra = dims.Minus(value->dims);
+      DimSet all = checker.AllDims(value);
+      for (const DimInfo* dim : extra.Intersect(all)) {
+        std::string has, lacks;
+        for (const auto& [path, leaf] : NamedLeaves(checker, value))
+          (leaf->dims.Contains(dim) ? has : lacks) = path;
+        if (lacks.empty()) {
+          extra.Erase(dim);
+          continue;
+        }
+        checker.Error(DiagKind::DuplicateDim, span,
+                      "cannot combine " + checker.TypeString(value) +
+                          " with a value over `" + dim->name.str() + "`: `" +
+                          has + "` has that dim but `" + lacks +
+                          "` does not; combine the fields one by one");
+        return checker.types().Error();
+      }
+      return checker.Lift(value, extra, span);
+    }
+    case Type::Kind::TypeParam:
+      return checker.Lift(value, dims, span);
+    case Type::Kind::Error:
+    case Type::Kind::Function:
+      return value;
+    default:
+      return checker.types().WithDims(value, value->dims.Union(dims));
+  }
+}
+
 // Arithmetic on vector spaces (structs and tuples with float leaves).
 const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
                           const Type* b, Span span) {
@@ -171,7 +275,8 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
   if (a->IsLeaf() && b->IsLeaf()) return CombineLeaves(checker, op, a, b, span);
   using K = Type::Kind;
   bool vector_op = op == ast::BinaryOp::Add || op == ast::BinaryOp::Sub ||
-                   op == ast::BinaryOp::Mul || op == ast::BinaryOp::Div;
+                   op == ast::BinaryOp::Mul || op == ast::BinaryOp::Div ||
+                   op == ast::BinaryOp::Pow;
   auto fail = [&]() {
     checker.Error(DiagKind::BadOperand, span,
                   std::string("cannot apply `") + OpSpelling(op) + "` to " +
@@ -199,11 +304,31 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
               : CombineValues(checker, op, other, element, span));
     return types.Tuple(std::move(elements));
   }
+  if (a->kind == K::TypeParam || b->kind == K::TypeParam) {
+    // See Note [Generic functions]: `P` with `P`, or with an f32 scalar.
+    const Type* param = a->kind == K::TypeParam ? a : b;
+    const Type* other = a->kind == K::TypeParam ? b : a;
+    bool ok = other->kind == K::TypeParam
+                  ? other->type_param == param->type_param
+                  : other->IsLeaf() && other->dims.empty() &&
+                        UnifyLeafKinds(checker, types.WithDims(other, {}),
+                                       types.Scalar(ScalarKind::F32));
+    if (ok) return param;
+    checker
+        .Error(DiagKind::BadOperand, span,
+               std::string("cannot apply `") + OpSpelling(op) + "` to " +
+                   checker.TypeString(a) + " and " + checker.TypeString(b))
+        .Note(span, "a value of type parameter `" +
+                        param->type_param->name.str() +
+                        "` combines only with another `" +
+                        param->type_param->name.str() + "` or an f32 scalar");
+    return types.Error();
+  }
   if (a->kind == K::Struct && b->kind == K::Struct) {
     if (a->struct_info != b->struct_info || a->struct_args != b->struct_args ||
         !checker.IsFloatValued(a))
       return fail();
-    return types.WithDims(a, a->dims.Union(b->dims));
+    return BroadcastValue(checker, a, b->dims, span);
   }
   // A struct and a leaf: the leaf broadcasts over every field.
   const Type* structure = a->kind == K::Struct ? a : b;
@@ -211,29 +336,21 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
   if (!leaf->IsLeaf() || !checker.IsFloatValued(structure)) return fail();
   // The leaf must fit every field's kind, as with a tuple: a struct with f32
   // and f64 fields times a float literal is an error, not f32 * f64 in IR.
-  const Type* leaf_kind = checker.types().WithDims(leaf, {});
-  std::vector<const Type*> pending = {structure};
-  while (!pending.empty()) {
-    const Type* part = checker.Resolve(pending.back());
-    pending.pop_back();
-    if (part->kind == K::Struct)
-      pending.insert(pending.end(), part->struct_info->field_types.begin(),
-                     part->struct_info->field_types.end());
-    else if (part->kind == K::Tuple)
-      pending.insert(pending.end(), part->elements.begin(),
-                     part->elements.end());
-    else if (part->IsLeaf() &&
-             !UnifyLeafKinds(checker, checker.LeafKindOf(part), leaf_kind)) {
-      checker
-          .Error(DiagKind::BadOperand, span,
-                 std::string("cannot apply `") + OpSpelling(op) + "` to " +
-                     checker.TypeString(a) + " and " + checker.TypeString(b))
-          .Note(span, "the fields of " + checker.TypeString(structure) +
-                          " are not all of one type; combine them one by one");
-      return types.Error();
-    }
+  const Type* kind = UniformLeafKind(checker, structure);
+  if (!kind || !UnifyLeafKinds(checker, kind, types.WithDims(leaf, {}))) {
+    checker
+        .Error(DiagKind::BadOperand, span,
+               std::string("cannot apply `") + OpSpelling(op) + "` to " +
+                   checker.TypeString(a) + " and " + checker.TypeString(b))
+        .Note(span, kind ? "the struct's leaves are " +
+                               checker.TypeString(kind) + ", the other side " +
+                               checker.TypeString(leaf)
+                         : "the fields of " + checker.TypeString(structure) +
+                               " are not all of one type; combine them one "
+                               "by one");
+    return types.Error();
   }
-  return checker.Lift(structure, leaf->dims, span);
+  return BroadcastValue(checker, structure, leaf->dims, span);
 }
 
 }  // namespace delta::sema

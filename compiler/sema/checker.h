@@ -27,6 +27,8 @@
 namespace delta::sema {
 
 using DimMap = std::map<const DimInfo*, const DimInfo*>;
+// The types that a call binds to a generic function's type parameters.
+using TypeParamMap = std::map<const TypeParamInfo*, const Type*>;
 
 // The state of flexible literal types (section 1.1 of the contract).
 class LiteralSolver {
@@ -80,6 +82,12 @@ const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
                           const Type* b, Span span);
 const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
                           const Type* b, Span span);
+// The element kind shared by every leaf of `value`, or null.
+const Type* UniformLeafKind(Checker& checker, const Type* value);
+// `value` broadcast over `dims` as by an operator with a leaf over `dims`: a
+// struct's lift set takes the dims it lacks (contract 2.4).
+const Type* BroadcastValue(Checker& checker, const Type* value,
+                           const DimSet& dims, Span span);
 
 // `base[i: k, ...]` (check_index.cpp).
 const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
@@ -165,14 +173,16 @@ class Checker {
   // --- Calls and lifting (check_call.cpp) ----------------------------------
   const Type* CheckCall(ast::CallExpr* call, Context& context);
   // Solves size parameters and extra dims (contract 4.4) for a call of
-  // `signature` with arguments of `arg_types`; fills `info`.
+  // `signature` with arguments of `arg_types`; fills `info`. `struct_literal`
+  // marks a struct literal: its arguments are fields, and it lifts over extra
+  // dims only where no candidate matches without them.
   const Type* ApplySignature(const Signature& signature,
                              const std::vector<const Type*>& arg_types,
                              const std::vector<Span>& arg_spans,
                              const std::vector<ast::Expr*>& arg_exprs,
                              const DimMap& explicit_bindings,
                              llvm::StringRef callee_name, Span call_span,
-                             CallInfo* info, bool exact = false);
+                             CallInfo* info, bool struct_literal = false);
   // A function passed for a parameter of function type: checks it against
   // the declared type (with the call's `binding`) and returns what the
   // parameter stands for, bound to its dims; null after an error.
@@ -194,6 +204,17 @@ class Checker {
   // Whether the signature is known without seeing a call's arguments.
   bool HasStaticSignature(const Callable* callable);
   const Callable* FnCallable(FnInfo* fn);
+
+  // --- Generic functions (check_generics.cpp) ------------------------------
+  // Checks that every type parameter is bound, to an f32 vector space.
+  bool CheckTypeArgs(const Signature& signature, const TypeParamMap& type_args,
+                     const std::vector<Span>& arg_spans,
+                     const std::string& callee_name);
+  const Type* SubstituteTypeParams(const Type* type, const TypeParamMap& map);
+  // Reports a type parameter that no parameter's type mentions.
+  void CheckTypeParamsUsed(const FnInfo* fn);
+  // Reports a generic function named anywhere but as a call's callee.
+  bool CheckGenericUse(const FnInfo* fn, const ast::Expr* use);
   Callable* NewCallable(Callable::Kind kind);
   const Type* FunctionType(const Callable* callable) {
     return program_.types.Function(callable);
@@ -277,6 +298,7 @@ class Checker {
   // Declares the size parameters of a struct or function in `scope`.
   std::vector<const DimInfo*> DeclareSizeParams(
       const std::vector<ast::Ident>& names, Scope* scope);
+  std::vector<const Type*> DeclareTypeParams(ast::FnDecl* decl, Scope* scope);
   void CheckModuleLet(ast::LetDecl* decl, ModuleInfo* module);
   void CheckRecursion(ModuleInfo* module);  // check_recursion.cpp
   ModuleInfo* ResolveImport(ast::ImportDecl* decl, ModuleInfo* importer);
@@ -309,6 +331,9 @@ class Checker {
   // symbol a name has referred to.
   std::vector<const Symbol*> let_bindings_;
   llvm::DenseSet<const Symbol*> used_values_;
+  // The callee of the call being checked: the one place where a generic
+  // function may be named.
+  const ast::Expr* direct_callee_ = nullptr;
   // While a function's parameters are resolved: function types are allowed.
   bool function_types_allowed_ = false;
   // While a signature is resolved: its body's local dim names (E0314).

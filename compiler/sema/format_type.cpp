@@ -79,13 +79,19 @@ std::string FormatType(const Type* type, LiteralSolver* literals) {
         return FormatSignature(*callable->signature, literals);
       return "fn " + FormatCallableName(callable);
     }
+    case Type::Kind::TypeParam:
+      return type->type_param->name.str();
   }
   return "?";
 }
 
 std::string FormatSignature(const Signature& signature,
                             LiteralSolver* literals) {
-  std::string result = "fn" + Bracket(JoinDims(signature.size_params)) + "(";
+  std::string brackets = JoinDims(signature.size_params);
+  for (const Type* param : signature.type_params)
+    brackets += (brackets.empty() ? "" : ", ") + param->type_param->name.str() +
+                ": space";
+  std::string result = "fn" + Bracket(brackets) + "(";
   for (size_t i = 0; i < signature.params.size(); ++i) {
     if (i) result += ", ";
     result += FormatType(signature.params[i], literals);

@@ -26,6 +26,7 @@ class Program {
   std::deque<StructInfo> structs;
   std::deque<Callable> callables;
   std::deque<CallInfo> calls;
+  std::deque<TypeParamInfo> type_params;
   std::deque<ModuleInfo> modules;  // imported modules first, main last
   ModuleInfo* main_module = nullptr;
 };

@@ -26,13 +26,13 @@ struct ModuleInfo;
 class Scope;
 
 struct Symbol {
-  enum class Kind { Dim, Value, Function, Struct, Module, Builtin };
+  enum class Kind { Dim, Value, Function, Struct, Module, Builtin, TypeParam };
   Kind kind = Kind::Value;
   llvm::StringRef name;
-  Span span;                           // the declaration
-  const DimInfo* dim = nullptr;        // Dim
-  const Type* type = nullptr;          // Value (may be a Function type)
-  FnInfo* fn = nullptr;                // Function
+  Span span;                     // the declaration
+  const DimInfo* dim = nullptr;  // Dim
+  const Type* type = nullptr;    // Value (may be a Function type), TypeParam
+  FnInfo* fn = nullptr;          // Function
   StructInfo* struct_info = nullptr;   // Struct
   ModuleInfo* module = nullptr;        // Module
   sema::Builtin builtin{};             // Builtin
@@ -59,6 +59,7 @@ class Scope {
 // The signature of something callable, with its own size parameters.
 struct Signature {
   std::vector<const DimInfo*> size_params;
+  std::vector<const Type*> type_params;  // TypeParam types, `[P: space]`
   std::vector<llvm::StringRef> param_names;
   std::vector<const Type*> params;
   const Type* result = nullptr;
@@ -137,6 +138,7 @@ struct CallInfo {
   sema::Builtin builtin{};
   bool is_builtin = false;
   std::vector<const DimInfo*> size_args;  // parallel to size_params
+  std::vector<const Type*> type_args;     // parallel to type_params
   std::vector<DimSet> arg_extra_dims;     // per argument
   DimSet lift_dims;                       // union of the extra dims
   std::vector<const DimInfo*> dim_args;   // builtins: dims named as args

@@ -105,6 +105,8 @@ bool Checker::Unify(const Type* expected, const Type* actual) {
              expected->dims == actual->dims;
     case Type::Kind::Function:
       return expected->callable == actual->callable;
+    case Type::Kind::TypeParam:
+      return expected->type_param == actual->type_param;
     default:
       return false;
   }
@@ -266,6 +268,12 @@ const Type* Checker::Lift(const Type* type, const DimSet& extra, Span span) {
             "a function value cannot be lifted over " + DimString(extra) +
                 "; functions cannot be stored in arrays");
       return types().Error();
+    case Type::Kind::TypeParam:
+      Error(DiagKind::BadTypeParam, span,
+            "a value of type parameter `" + type->type_param->name.str() +
+                "` cannot be lifted over " + DimString(extra) +
+                "; it combines only with itself and f32 scalars");
+      return types().Error();
     default:
       if (AllDims(type).Intersects(extra)) {
         Error(DiagKind::DuplicateDim, span,
@@ -383,6 +391,8 @@ bool Checker::IsFloatValued(const Type* type) {
     case Type::Kind::Struct:
       return llvm::all_of(type->struct_info->field_types,
                           [&](const Type* t) { return IsFloatValued(t); });
+    case Type::Kind::TypeParam:
+      return true;
     default:
       return false;
   }
@@ -402,6 +412,8 @@ bool Checker::HasFloatLeaf(const Type* type) {
     case Type::Kind::Struct:
       return llvm::any_of(type->struct_info->field_types,
                           [&](const Type* t) { return HasFloatLeaf(t); });
+    case Type::Kind::TypeParam:
+      return true;
     default:
       return false;
   }
@@ -422,6 +434,8 @@ const Type* Checker::LeafKindOf(const Type* type) {
       for (const Type* field : type->struct_info->field_types)
         if (const Type* kind = LeafKindOf(field)) return kind;
       return nullptr;
+    case Type::Kind::TypeParam:
+      return types().Scalar(ScalarKind::F32);
     default:
       return nullptr;
   }
@@ -605,6 +619,8 @@ const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
     if (symbol) {
       if (symbol->kind == Symbol::Kind::Dim) {
         result = types().Index(symbol->dim);
+      } else if (symbol->kind == Symbol::Kind::TypeParam) {
+        result = symbol->type;
       } else if (symbol->kind == Symbol::Kind::Struct) {
         const StructInfo* info = symbol->struct_info;
         std::vector<const DimInfo*> args;

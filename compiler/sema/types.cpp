@@ -90,6 +90,13 @@ const Type* TypeContext::Function(const Callable* callable) {
   return Make(std::move(type));
 }
 
+const Type* TypeContext::TypeParam(const TypeParamInfo* param) {
+  Type type;
+  type.kind = Type::Kind::TypeParam;
+  type.type_param = param;
+  return Make(std::move(type));
+}
+
 const Type* TypeContext::WithDims(const Type* type, DimSet dims) {
   if (type->dims == dims) return type;
   Type copy = *type;

@@ -43,6 +43,13 @@ struct DimInfo {
 // the IR's DimList, the same set over the IR's dims).
 using DimSet = SortedDimSet<DimInfo>;
 
+// A type parameter `P: space` of a generic function: inside the body, any
+// vector space of f32 (docs/language/generics.md).
+struct TypeParamInfo {
+  llvm::StringRef name;
+  Span span;
+};
+
 enum class ScalarKind { F32, F64, I32, I64, Bool };
 
 llvm::StringRef ScalarName(ScalarKind kind);
@@ -55,13 +62,14 @@ using LitVarId = uint32_t;
 class Type {
  public:
   enum class Kind {
-    Error,     // after a reported error; compatible with everything
-    Scalar,    // f32[dims]
-    Index,     // an index of `index_dim`, possibly over dims: vocab[batch]
-    LitVar,    // {int}[dims] / {float}[dims]
-    Tuple,     // (T1, T2); lifting is pushed into the elements
-    Struct,    // Name[args][lift dims]
-    Function,  // a compile-time function value
+    Error,      // after a reported error; compatible with everything
+    Scalar,     // f32[dims]
+    Index,      // an index of `index_dim`, possibly over dims: vocab[batch]
+    LitVar,     // {int}[dims] / {float}[dims]
+    Tuple,      // (T1, T2); lifting is pushed into the elements
+    Struct,     // Name[args][lift dims]
+    Function,   // a compile-time function value
+    TypeParam,  // `P` of a generic function's `[P: space]`
   };
 
   Kind kind = Kind::Error;
@@ -73,6 +81,7 @@ class Type {
   const StructInfo* struct_info = nullptr;  // Struct
   std::vector<const DimInfo*> struct_args;  // Struct: size arguments
   const Callable* callable = nullptr;       // Function
+  const TypeParamInfo* type_param = nullptr;  // TypeParam
 
   bool IsError() const { return kind == Kind::Error; }
   bool IsLeaf() const {
@@ -97,6 +106,7 @@ class TypeContext {
   const Type* Struct(const StructInfo* info, std::vector<const DimInfo*> args,
                      DimSet lift = {});
   const Type* Function(const Callable* callable);
+  const Type* TypeParam(const TypeParamInfo* param);
 
   // `type` with its leaf dims (or struct lift dims) replaced.
   const Type* WithDims(const Type* type, DimSet dims);

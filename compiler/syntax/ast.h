@@ -425,6 +425,19 @@ struct Attribute {
   Span span;
 };
 
+// `P: space` among a function's size parameters: a type parameter, any
+// vector space of f32 (docs/language/generics.md).
+struct TypeParamDecl {
+  Ident name;
+  Ident bound;
+};
+
+// What a function's brackets declare: `[n, P: space]`.
+struct FnBrackets {
+  std::vector<Ident> size_params;
+  std::vector<TypeParamDecl> type_params;
+};
+
 class FnDecl : public Decl {
  public:
   FnDecl() : Decl(Kind::Fn) {}
@@ -433,6 +446,7 @@ class FnDecl : public Decl {
   bool is_export = false;
   Ident name;
   std::vector<Ident> size_params;
+  std::vector<TypeParamDecl> type_params;
   std::vector<Param> params;
   TypeExpr* result_type = nullptr;  // null means `()`
   BlockExpr* body = nullptr;

@@ -297,6 +297,8 @@ std::string Dump(const Decl* decl) {
       if (d->is_export) out += "export ";
       out += d->name.name.str();
       if (!d->size_params.empty()) out += "[" + Join(d->size_params, ",") + "]";
+      for (const TypeParamDecl& param : d->type_params)
+        out += "[" + param.name.name.str() + ":" + param.bound.name.str() + "]";
       out += Params(d->params);
       if (d->result_type != nullptr) out += " -> " + Dump(d->result_type);
       return out + " " + Dump(d->body) + ")";

@@ -230,6 +230,7 @@ Parser::symbol_type yylex(ParseContext& ctx);
 %type <std::vector<ast::Ident>> dim_ref_list opt_dim_ref_list
 %type <ast::Ident> dim_ref
 %type <std::vector<ast::Ident>> opt_size_params
+%type <ast::FnBrackets> opt_fn_brackets fn_bracket_list
 %type <std::vector<ast::Param>> lambda_params lambda_param_list param_list opt_params
 %type <ast::Param> lambda_param param
 %type <std::vector<ast::FieldDecl>> field_decls field_decl_list
@@ -276,25 +277,27 @@ decl
       d->size_params = std::move($3);
       ctx.AddDecl(d);
     }
-  | attributes opt_export "fn" Ident opt_size_params "(" opt_params ")"
+  | attributes opt_export "fn" Ident opt_fn_brackets "(" opt_params ")"
     opt_result block {
       auto* d = ctx.New<ast::FnDecl>(@$);
       d->attributes = std::move($1);
       d->is_export = $2;
       d->name = $4;
-      d->size_params = std::move($5);
+      d->size_params = std::move($5.size_params);
+      d->type_params = std::move($5.type_params);
       d->params = std::move($7);
       d->result_type = $9;
       d->body = $10;
       ctx.AddDecl(d);
     }
-  | attributes opt_export "fn" Ident opt_size_params "(" error ")"
+  | attributes opt_export "fn" Ident opt_fn_brackets "(" error ")"
     opt_result block {
       auto* d = ctx.New<ast::FnDecl>(@$);
       d->attributes = std::move($1);
       d->is_export = $2;
       d->name = $4;
-      d->size_params = std::move($5);
+      d->size_params = std::move($5.size_params);
+      d->type_params = std::move($5.type_params);
       d->result_type = $9;
       d->body = $10;
       ctx.AddDecl(d);
@@ -341,6 +344,26 @@ opt_export
 opt_size_params
   : %empty {}
   | "[" opt_ident_list "]" { $$ = std::move($2); }
+  ;
+
+// A function's brackets: size parameters and `P: space` type parameters.
+opt_fn_brackets
+  : %empty {}
+  | "[" "]" {}
+  | "[" fn_bracket_list opt_comma "]" { $$ = std::move($2); }
+  ;
+
+fn_bracket_list
+  : Ident { $$.size_params.push_back($1); }
+  | Ident ":" Ident { $$.type_params.push_back({$1, $3}); }
+  | fn_bracket_list "," Ident {
+      $$ = std::move($1);
+      $$.size_params.push_back($3);
+    }
+  | fn_bracket_list "," Ident ":" Ident {
+      $$ = std::move($1);
+      $$.type_params.push_back({$3, $5});
+    }
   ;
 
 opt_params
