@@ -276,6 +276,17 @@ def dpsgd_torch(s, entry, compiled):
     return run
 
 
+def torch_value_and_grad(f):
+    """f's value and its gradient with respect to its first argument."""
+    import torch
+
+    def run(x, *rest):
+        x = x.requires_grad_()
+        value = f(x, *rest)
+        return value.detach(), torch.autograd.grad(value, x)[0]
+    return run
+
+
 # ---------------------------------------------------------------------- nbody
 
 def nbody_inputs(s):
@@ -308,13 +319,7 @@ def nbody_torch(s, entry, compiled):
 
     def energy(pos, vel, mass):
         return nbody_energy(torch, pos, vel, mass)
-    f = torch.compile(energy) if compiled else energy
-
-    def run(pos, vel, mass):
-        pos = pos.requires_grad_()
-        e = f(pos, vel, mass)
-        return e.detach(), torch.autograd.grad(e, pos)[0]
-    return run
+    return torch_value_and_grad(torch.compile(energy) if compiled else energy)
 
 
 # ------------------------------------------------------------------------ ode
@@ -370,12 +375,7 @@ def ode_torch(s, entry, compiled):
 
     def loss(theta, x0, y0):
         return ode_final_loss(theta, x0, y0, s["K"], loop)
-
-    def run(theta, x0, y0):
-        theta = theta.requires_grad_()
-        value = loss(theta, x0, y0)
-        return value.detach(), torch.autograd.grad(value, theta)[0]
-    return run
+    return torch_value_and_grad(loss)
 
 
 # ----------------------------------------------------------------- mandelbrot
