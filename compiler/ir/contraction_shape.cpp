@@ -7,26 +7,32 @@ std::optional<ContractionShape> ClassifyContraction(const DimList& result,
                                                     const DimList& a,
                                                     const DimList& b,
                                                     const DimList& reduced) {
-  if (reduced.size() != 1) return std::nullopt;
+  if (reduced.size() == 0) return std::nullopt;
   ContractionShape shape;
-  shape.k = reduced[0];
-  if (!a.Contains(shape.k) || !b.Contains(shape.k)) return std::nullopt;
+  int64_t k_size = 1;
+  bool k_known = true;
+  for (const Dim* dim : reduced) {
+    if (!a.Contains(dim) || !b.Contains(dim)) return std::nullopt;
+    if (shape.k != nullptr) shape.k_rest.push_back(shape.k);
+    shape.k = dim;
+    k_known = k_known && dim->constant;
+    if (k_known) k_size *= *dim->constant;
+  }
   for (const Dim* dim : result) {
     bool in_a = a.Contains(dim), in_b = b.Contains(dim);
+    const Dim** free = in_a ? &shape.m : &shape.n;
     if (in_a && in_b) {
       shape.batch.push_back(dim);
-    } else if (in_a && shape.m == nullptr) {
-      shape.m = dim;
-    } else if (in_b && shape.n == nullptr) {
-      shape.n = dim;
+    } else if (!in_a && !in_b) {
+      return std::nullopt;  // a broadcast dim
     } else {
-      return std::nullopt;  // a second row or column dim, or a broadcast dim
+      if (*free != nullptr) shape.outer.push_back(*free);
+      *free = dim;
     }
   }
   if (shape.m == nullptr || shape.n == nullptr) return std::nullopt;
-  if (shape.m->constant && shape.n->constant && shape.k->constant &&
-      *shape.m->constant * *shape.n->constant * *shape.k->constant <
-          kMinContractionWork)
+  if (shape.m->constant && shape.n->constant && k_known &&
+      *shape.m->constant * *shape.n->constant * k_size < kMinContractionWork)
     return std::nullopt;
   return shape;
 }

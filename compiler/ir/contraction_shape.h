@@ -11,12 +11,19 @@
 namespace delta::ir {
 
 // Rows are a's own dim, columns b's, batch dims are in both and in the
-// result, and k is the one reduced dim, in both.
+// result, and k is the reduced dim, in both; further reduced dims (a
+// projection back from [heads, hd]) are k_rest, one k with it where code
+// generation finds them adjacent in memory. A result dim of only one
+// operand beyond m and n (the head of a projection to [seq, heads, hd],
+// the batch of [batch, seq] rows times a weight) is an outer dim: one
+// product per coordinate, like a batch dim that the other operand lacks.
 struct ContractionShape {
   const Dim* m = nullptr;
   const Dim* n = nullptr;
   const Dim* k = nullptr;
+  std::vector<const Dim*> k_rest;
   std::vector<const Dim*> batch;
+  std::vector<const Dim*> outer;
 };
 
 // Below this many multiply-adds per product (when the sizes are known),
@@ -24,9 +31,11 @@ struct ContractionShape {
 constexpr int64_t kMinContractionWork = 8192;
 
 // The kernel shape of a reduction over `reduced` of a * b into `result`,
-// or nullopt: one reduced dim, exactly one row and one column dim (a
+// or nullopt: reduced dims in both operands, at least one row and one
+// column dim (a
 // matrix-vector product leaves most of a tile empty), no dim that neither
-// operand has, and not known to be too small.
+// operand has, and not known to be too small. Of several row (column)
+// dims the last in canonical order, the innermost in memory, is m (n).
 std::optional<ContractionShape> ClassifyContraction(const DimList& result,
                                                     const DimList& a,
                                                     const DimList& b,

@@ -2,7 +2,10 @@
 // fusion makes of sum(a * b, k), and what AD and vmap produce) becomes calls
 // of the runtime's blocked matrix product (runtime/kernels.h) instead of a
 // loop nest. See Note [GEMM kernel] in docs/performance.md.
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/Casting.h>
+
+#include <algorithm>
 
 #include "compiler/codegen/llvm/emitter.h"
 #include "compiler/ir/contraction_shape.h"
@@ -73,6 +76,19 @@ std::optional<MatchedContraction> MatchContraction(const ir::Op& op) {
   return MatchedContraction{a, b, *shape};
 }
 
+// The innermost in memory of `reduced` when, in an array over `dims`, they
+// follow each other in memory in the order given; or null.
+const ir::Dim* FunctionEmitter::InnermostIfAdjacent(
+    const std::vector<const ir::Dim*>& reduced, const ir::DimList& dims) const {
+  std::vector<const ir::Dim*> order = LoopOrder(dims);
+  auto first = std::find(order.begin(), order.end(), reduced.front());
+  if (first == order.end() ||
+      static_cast<size_t>(order.end() - first) < reduced.size() ||
+      !std::equal(reduced.begin(), reduced.end(), first))
+    return nullptr;
+  return reduced.back();
+}
+
 bool FunctionEmitter::EmitContraction(const ir::Op& op) {
   std::optional<MatchedContraction> match = MatchContraction(op);
   if (!match) return false;
@@ -92,8 +108,23 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
   }
   const ir::Dim* m_dim = shape->m;
   const ir::Dim* n_dim = shape->n;
-  const ir::Dim* k_dim = shape->k;
-  const std::vector<const ir::Dim*>& batch = shape->batch;
+  // Several reduced dims are one k of their product's extent, stepped by
+  // the innermost one's strides, when they are adjacent in memory in the
+  // same order in both operands (and none is cut into cache blocks);
+  // otherwise the reduction is a loop nest.
+  std::vector<const ir::Dim*> reduced = shape->k_rest;
+  reduced.push_back(shape->k);
+  const ir::Dim* k_dim = InnermostIfAdjacent(reduced, a->type.dims);
+  if (k_dim == nullptr || k_dim != InnermostIfAdjacent(reduced, b->type.dims) ||
+      (reduced.size() > 1 && llvm::any_of(reduced, [&](const ir::Dim* dim) {
+         return dim_ranges_.contains(dim);
+       })))
+    return false;
+  // Outer dims loop like batch dims (the operand that lacks one reads the
+  // same block at every coordinate); the batch dims stay outermost, as
+  // the layout placed them.
+  std::vector<const ir::Dim*> batch = shape->batch;
+  batch.insert(batch.end(), shape->outer.begin(), shape->outer.end());
 
   bool f32 = type.elem == ir::ElemKind::F32;
   llvm::Type* i64 = builder_.getInt64Ty();
@@ -121,6 +152,9 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
     auto [lo, hi] = DimRange(dim);
     return builder_.CreateSub(hi, lo);
   };
+  llvm::Value* k_extent = extent(shape->k);
+  for (const ir::Dim* dim : shape->k_rest)
+    k_extent = builder_.CreateMul(k_extent, extent(dim));
   Coords coords;
   auto product = [&] {
     // The batch coordinates place each product; the other dims are at the
@@ -134,7 +168,7 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
     int32_t flags = (module_.fast_math ? DELTA_GEMM_FMA : 0) |
                     (in_parallel_nest_ ? DELTA_GEMM_SERIAL : 0);
     builder_.CreateCall(
-        gemm, {extent(m_dim), extent(n_dim), extent(k_dim), base(a_view),
+        gemm, {extent(m_dim), extent(n_dim), k_extent, base(a_view),
                stride(a_view, m_dim), stride(a_view, k_dim), base(b_view),
                stride(b_view, k_dim), stride(b_view, n_dim), base(c_view),
                stride(c_view, m_dim), stride(c_view, n_dim),
@@ -144,8 +178,8 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
       module_.hooks != nullptr)
     EmitLoopNest(batch, coords, product);
   else
-    EmitBatchedProducts(batch, coords, extent(m_dim), extent(n_dim),
-                        extent(k_dim), product);
+    EmitBatchedProducts(batch, coords, extent(m_dim), extent(n_dim), k_extent,
+                        product);
   Set(op.results[0], result);
   return true;
 }

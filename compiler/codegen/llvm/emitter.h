@@ -327,6 +327,8 @@ class FunctionEmitter {
   // contraction.cpp: a reduce.sum of a product as matrix-product calls;
   // false if `op` is not one.
   bool EmitContraction(const ir::Op& op);
+  const ir::Dim* InnermostIfAdjacent(const std::vector<const ir::Dim*>& reduced,
+                                     const ir::DimList& dims) const;
   // The products of a batched contraction (one `product` per point of
   // `batch`, m x n x k each): Note [Parallel batches].
   void EmitBatchedProducts(llvm::ArrayRef<const ir::Dim*> batch, Coords& coords,

@@ -4,9 +4,11 @@
 // Note [What fusion fuses]
 // A chain grows backwards from a root through operands defined in the same
 // block by a fusible op whose result has no other user, so nothing is ever
-// computed twice except through a broadcast (an elementwise op under a
-// broadcast runs once per element of the result, which is the price of
-// not materializing the broadcast; these ops are cheap). Roots are visited
+// computed twice except through a broadcast (an op under a broadcast runs
+// once per element of the result, which is the price of not materializing
+// it): Note [Fusion cost] in fusion_cost.cpp lets a chain take in such an
+// op only while recomputing it costs less than storing it, so a tanh or a
+// layer norm under a contraction's extra dims stays a map. Roots are visited
 // consumers first, so each chain is maximal. A lone elementwise op stays an
 // array op (the backends handle it as one loop anyway); a broadcast, iota
 // or map is never a root, since a map of it would only copy it. Scalars
@@ -25,6 +27,7 @@
 
 #include "compiler/ir/builder.h"
 #include "compiler/ir/contraction_shape.h"
+#include "compiler/transforms/opt/fusion_cost.h"
 #include "compiler/transforms/rewrite.h"
 
 namespace delta::opt {
@@ -136,30 +139,72 @@ class Fuser {
   }
 
  private:
+  // The producer of `operand` that a chain in `block` may take in, or null:
+  // fusible, and read only there unless it is a cheap broadcast.
+  Op* Fusible(Value* operand, const ir::Block& block) {
+    Op* producer = operand->def;
+    if (!producer || producer->parent != &block || !IsFusible(*producer) ||
+        (users_.lookup(operand) != 1 && !IsCheapBroadcast(*producer)))
+      return nullptr;
+    return producer;
+  }
+
+  static int64_t Saturated(int64_t a, int64_t b) {
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+  }
+
+  // The extra work of copying `op` and the chain it would bring in into a
+  // loop over `loop` (Note [Fusion cost]).
+  int64_t CopyCost(Op& op, const ir::DimList& loop,
+                   llvm::DenseMap<const ir::Dim*, const ir::Dim*> read_at) {
+    int64_t cost = RecomputeCost(op, ReadsPerElement(op, loop, read_at));
+    if (op.kind == OpKind::Rename) read_at[op.dims[1]] = op.dims[0];
+    if (users_.lookup(op.results[0]) != 1 && IsCheapBroadcast(op))
+      return cost;  // never grown through
+    for (Value* operand : op.operands)
+      if (Op* producer = Fusible(operand, *op.parent))
+        cost = Saturated(cost, CopyCost(*producer, loop, read_at));
+    return cost;
+  }
+
   // The ops of the chain ending at `root`, in block order.
+  // The root loops over its result's dims; a producer over fewer dims is
+  // taken in only while Note [Fusion cost] allows.
   std::vector<Op*> Chain(Op& root) {
     llvm::SmallPtrSet<Op*, 8> members = {&root};
     std::vector<Op*> chain = {&root};
     shared_.clear();
+    const ir::DimList& loop = root.results[0]->type.dims;
     // Dims renamed away inside the chain: each reads its target's index,
     // so it must be free (not a dim of the root, not renamed twice).
-    ir::DimList renamed = root.results[0]->type.dims;
-    if (root.kind == OpKind::Rename) renamed.Insert(root.dims[0]);
+    ir::DimList renamed = loop;
+    // Each rename's target, to the dim it reads there.
+    llvm::DenseMap<const ir::Dim*, const ir::Dim*> read_at;
+    if (root.kind == OpKind::Rename) {
+      renamed.Insert(root.dims[0]);
+      read_at[root.dims[1]] = root.dims[0];
+    }
+    int64_t extra_cost = 0;
     for (size_t next = 0; next < chain.size(); ++next) {
       if (shared_.contains(chain[next])) continue;
       for (Value* operand : chain[next]->operands) {
-        Op* producer = operand->def;
-        if (!producer || producer->parent != root.parent ||
-            !IsFusible(*producer) || members.contains(producer))
+        Op* producer = Fusible(operand, *root.parent);
+        if (!producer || members.contains(producer)) continue;
+        // A producer that is recomputed is taken with all it would bring
+        // in, or not at all: taking only the top of a costly chain would
+        // leave the loop reading several of its arrays instead of one.
+        int64_t cost =
+            RecomputeCost(*producer, ReadsPerElement(*producer, loop, read_at));
+        if (cost > 0 && !RecomputingIsCheaper(Saturated(
+                            extra_cost, CopyCost(*producer, loop, read_at))))
           continue;
-        if (users_.lookup(operand) != 1) {
-          if (!IsCheapBroadcast(*producer)) continue;
-          shared_.insert(producer);
-        }
         if (producer->kind == OpKind::Rename) {
           if (renamed.Contains(producer->dims[0])) continue;
           renamed.Insert(producer->dims[0]);
+          read_at[producer->dims[1]] = producer->dims[0];
         }
+        if (users_.lookup(operand) != 1) shared_.insert(producer);
+        extra_cost += cost;
         members.insert(producer);
         chain.push_back(producer);
       }
@@ -274,6 +319,9 @@ class Fuser {
         !IsFusible(*producer) ||
         (users_.lookup(operand) != 1 && !IsCheapBroadcast(*producer)))
       return nullptr;
+    // The reduction reads its operand once per element: the producer's
+    // dims are the loop's. What the chain takes in behind it is costed by
+    // Chain (Note [Fusion cost]).
     // A matrix product keeps its operands: the kernel reads arrays, and
     // computing them inside the loop nest would repeat them per row or
     // column and leave the product to the slow loop (Note [What fusion

@@ -62,7 +62,10 @@ TEST_CASE("a named contraction never materializes the product") {
                  "  } : f32[i, j]\n"));
 }
 
-TEST_CASE("a chain that is returned becomes one map") {
+// op(x) broadcast over e plus y, fused: the printed module.
+namespace {
+
+std::string FuseSpreadPlusY(OpKind op) {
   Module module;
   Dim* d = module.AddDim("d", 8);
   Dim* e = module.AddDim("e", 2);
@@ -70,21 +73,36 @@ TEST_CASE("a chain that is returned becomes one map") {
   Builder b(f);
   Value* x = AddParam(f, F32({d}), "x");
   Value* y = AddParam(f, F32({d, e}), "y");
-  Value* spread = b.Broadcast(b.Unary(OpKind::Exp, x), {e});
+  Value* spread = b.Broadcast(b.Unary(op, x), {e});
   Return(b, {b.Binary(OpKind::Add, spread, y)});
-
   CHECK(opt::FuseElementwise(module));
   CheckValid(module);
-  CHECK(Contains(Print(module),
+  return Print(module);
+}
+
+}  // namespace
+
+TEST_CASE("a chain that is returned becomes one map") {
+  CHECK(Contains(FuseSpreadPlusY(OpKind::Neg),
                  "  %2 = map [d, e] {\n"
                  "  ^(%3: index<d>, %4: index<e>):\n"
                  "    %5 = gather %0, %3 : f32\n"
-                 "    %6 = exp %5 : f32\n"
+                 "    %6 = neg %5 : f32\n"
                  "    %7 = gather %1, %3, %4 : f32\n"
                  "    %8 = add %6, %7 : f32\n"
                  "    yield %8\n"
                  "  } : f32[d, e]\n"
                  "  return %2\n"));
+}
+
+TEST_CASE("exp under a broadcast is stored, not computed per element") {
+  // Note [Fusion cost]: exp costs more than storing and reloading it, so
+  // the map over [d, e] reads it instead of computing it twice per d.
+  std::string text = FuseSpreadPlusY(OpKind::Exp);
+  CHECK(Contains(text,
+                 "  %2 = exp %0 : f32[d]\n"
+                 "  %3 = map [d, e] {\n"));
+  CHECK(Count(text, "exp") == 1);
 }
 
 TEST_CASE("a value with two users is not recomputed") {

@@ -79,7 +79,9 @@ bool IsPointRead(const Op& read, const Value* array, const ir::Block& body) {
 }
 
 // The most elements of the extra dim of a member that takes in a group's
-// body: code generation unrolls innermost dims up to this size.
+// body: code generation unrolls innermost dims up to this size. Under
+// Note [Fusion cost] the copy is then read once per element, whatever its
+// cost: the unrolled copies compute the same scalars and LLVM keeps one.
 constexpr int64_t kCopiedDimMax = 4;
 
 // Whether `member`'s dims are `group`'s and one more that code generation
