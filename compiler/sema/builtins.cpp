@@ -44,19 +44,6 @@ bool IsBinaryMath(Builtin builtin) {
   }
 }
 
-bool IsReduction(Builtin builtin) {
-  switch (builtin) {
-    case Builtin::Sum:
-    case Builtin::Mean:
-    case Builtin::Prod:
-    case Builtin::Max:
-    case Builtin::Min:
-      return true;
-    default:
-      return false;
-  }
-}
-
 const char* BuiltinSpelling(Builtin builtin) {
   static const char* const kNames[] = {
 #define DELTA_BUILTIN(Name, spelling) spelling,
@@ -732,6 +719,19 @@ const Type* BuiltinChecker::Check() {
 }
 
 }  // namespace
+
+bool IsReduction(Builtin builtin) {
+  switch (builtin) {
+    case Builtin::Sum:
+    case Builtin::Mean:
+    case Builtin::Prod:
+    case Builtin::Max:
+    case Builtin::Min:
+      return true;
+    default:
+      return false;
+  }
+}
 
 const Type* Checker::CheckBuiltinCall(Builtin builtin, ast::CallExpr* call,
                                       Context& context) {

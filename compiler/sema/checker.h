@@ -74,6 +74,10 @@ bool IsScalarTypeName(llvm::StringRef name);
 void CollectLocalDimNames(const ast::BlockExpr* block,
                           std::set<std::string>& names);
 
+// sum, mean, prod, max, min: the builtins that reduce over named dims
+// (builtins.cpp).
+bool IsReduction(Builtin builtin);
+
 // Leaf and value combinations shared by operators and builtins
 // (check_operators.cpp).
 const Type* UnifyLeafKinds(Checker& checker, const Type* a, const Type* b);

@@ -156,19 +156,6 @@ const ast::Expr* ValueExpr(const ast::Expr* what) {
   return what;
 }
 
-bool IsDimReduction(sema::Builtin builtin) {
-  switch (builtin) {
-    case Builtin::Sum:
-    case Builtin::Mean:
-    case Builtin::Prod:
-    case Builtin::Max:
-    case Builtin::Min:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 std::string Checker::WrongReductionHint(const ast::Expr* what,
@@ -179,7 +166,7 @@ std::string Checker::WrongReductionHint(const ast::Expr* what,
   // should stay and kept the one that should go.
   auto* call = llvm::dyn_cast_or_null<ast::CallExpr>(what);
   if (!call || !call->info || !call->info->is_builtin ||
-      !IsDimReduction(call->info->builtin) || call->args.size() != 2 ||
+      !IsReduction(call->info->builtin) || call->args.size() != 2 ||
       call->info->dim_args.size() != 1 || call->info->dim_args[0] != wanted)
     return "";
   const ast::Expr* operand = call->args[0].value;
