@@ -349,6 +349,7 @@ class FunctionEmitter {
   llvm::Value* EmitUnaryScalar(const ir::Op& op, llvm::Value* x);
   llvm::Value* EmitFloatMath(ir::OpKind kind, llvm::Value* x);
   llvm::Value* EmitFastTanh(llvm::Value* x);
+  llvm::Value* EmitFastLgamma(llvm::Value* x);
   llvm::Value* EmitBinaryScalar(const ir::Op& op, llvm::Value* a,
                                 llvm::Value* b);
   llvm::Value* EmitConvert(llvm::Value* x, ir::ElemKind from, ir::ElemKind to);
