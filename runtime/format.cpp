@@ -241,4 +241,28 @@ std::string FormatArray(int elem_kind, const void* data, int64_t rank,
   return text;
 }
 
+std::string SourceExcerpt(const char* file, int line, int column) {
+  if (file == nullptr || line <= 0 || column <= 0) return "";
+  std::FILE* source = std::fopen(file, "rb");
+  if (source == nullptr) return "";
+  std::string text;
+  int current = 1;
+  for (int c = std::fgetc(source); c != EOF; c = std::fgetc(source)) {
+    if (c == '\n') {
+      if (current == line) break;
+      ++current;
+    } else if (current == line) {
+      text += static_cast<char>(c);
+      if (text.size() > 4096) break;  // not a line of source
+    }
+  }
+  std::fclose(source);
+  if (current != line || static_cast<size_t>(column) > text.size() + 1)
+    return "";
+  // Tabs stay tabs so that the caret lines up.
+  std::string caret;
+  for (int i = 0; i + 1 < column; ++i) caret += text[i] == '\t' ? '\t' : ' ';
+  return text + "\n" + caret + "^\n";
+}
+
 }  // namespace delta::runtime

@@ -81,6 +81,11 @@ namespace delta::runtime {
 // kind is an index ("index (int64)").
 const char* ElemName(int64_t elem);
 
+// The source line of a run-time error and a caret under its column, as the
+// compiler's diagnostics show them ("" when the file cannot be read, e.g. a
+// built executable run where its source is not).
+std::string SourceExcerpt(const char* file, int line, int column);
+
 // delta_format_array (or, `for_print`, delta_format_for_print) into a
 // std::string (empty when the shape is invalid).
 std::string FormatArray(int elem_kind, const void* data, int64_t rank,

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
+
+#include "runtime/format.h"
 
 namespace {
 
@@ -181,9 +184,11 @@ void delta_fail(const char* file, int line, int column, const char* message) {
     std::abort();  // a handler must not return
   }
   std::fflush(stdout);
-  if (file != nullptr)
+  if (file != nullptr) {
     std::fprintf(stderr, "%s:%d:%d: error: %s\n", file, line, column, message);
-  else
+    std::string excerpt = delta::runtime::SourceExcerpt(file, line, column);
+    std::fputs(excerpt.c_str(), stderr);
+  } else
     std::fprintf(stderr, "error: %s\n", message);
   std::fflush(stderr);
   // _exit, not exit: inside `dlc run` the JIT and LLVM are mid-flight, and

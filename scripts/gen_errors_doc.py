@@ -29,6 +29,12 @@ HEADER = """\
 Every error and warning has a stable code, shown in brackets at the end of
 its first line (`file:line:col: error: message [E0302]`) and as `"code"` in
 `--diagnostics=json` output. Codes are never reused or renumbered.
+
+Errors found while a program runs (an index out of range, a size that does
+not fit, a file that does not match) have no code: the program prints
+`file:line:col: error: message`, then the source line and a caret under the
+column when the source file can be read, and exits with status 1; through
+the C ABI the function returns an error status instead.
 """
 
 

@@ -25,10 +25,25 @@
 #include "compiler/ir/printer.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
+#include "runtime/format.h"
 
 namespace delta::driver {
 
 namespace {
+
+// The source line and caret under an interpreter's run-time error
+// ("file:line:col: error: …"), as compiled code's errors show them.
+std::string RunTimeErrorExcerpt(llvm::StringRef message) {
+  llvm::StringRef head = message.split(": error: ").first;
+  auto [rest, column_text] = head.rsplit(':');
+  auto [file, line_text] = rest.rsplit(':');
+  int line = 0;
+  int column = 0;
+  if (file.empty() || line_text.getAsInteger(10, line) ||
+      column_text.getAsInteger(10, column))
+    return "";
+  return runtime::SourceExcerpt(file.str().c_str(), line, column);
+}
 
 bool UseColor(ColorMode mode) {
   switch (mode) {
@@ -484,7 +499,8 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
       interpreter::RunMain(*compiled.module, out, argv);
   out.flush();
   if (!status) {
-    err << llvm::toString(status.takeError()) << "\n";
+    std::string message = llvm::toString(status.takeError());
+    err << message << "\n" << RunTimeErrorExcerpt(message);
     return kExitCompileError;
   }
   return *status == 0 ? kExitSuccess : kExitCompileError;
