@@ -44,11 +44,24 @@ std::string DescribeSymbol(const sema::Symbol* symbol) {
     case Kind::Value:
       return symbol->name.str() + ": " +
              (symbol->type ? sema::FormatType(symbol->type) : "?");
-    case Kind::Function:
-      return "fn " + symbol->name.str() +
-             (symbol->fn && symbol->fn->signature_ready
-                  ? sema::FormatSignature(symbol->fn->signature)
-                  : std::string());
+    case Kind::Function: {
+      // `fn score[n](a: f32[n], b: f32[n]) -> f32`: the declaration's own
+      // names, not only the types.
+      std::string out = "fn " + symbol->name.str();
+      if (!symbol->fn || !symbol->fn->signature_ready) return out;
+      const sema::Signature& signature = symbol->fn->signature;
+      if (!signature.size_params.empty()) {
+        out += "[";
+        for (size_t i = 0; i < signature.size_params.size(); ++i)
+          out += (i ? ", " : "") + signature.size_params[i]->name.str();
+        out += "]";
+      }
+      out += "(";
+      for (size_t i = 0; i < signature.params.size(); ++i)
+        out += (i ? ", " : "") + signature.param_names[i].str() + ": " +
+               sema::FormatType(signature.params[i]);
+      return out + ") -> " + sema::FormatType(signature.result);
+    }
     case Kind::Struct:
       return "struct " + symbol->name.str();
     case Kind::Module:
@@ -388,7 +401,36 @@ std::optional<std::string> Analysis::Hover(Position position) const {
   for (const ast::Decl* decl : checked_.program->main_module->ast->decls)
     finder.Decl(decl);
   if (!finder.best()) return std::nullopt;
-  return "```delta\n" + finder.best()->hover + "\n```";
+  std::string docs = DocComment(finder.best()->target);
+  return "```delta\n" + finder.best()->hover + "\n```" +
+         (docs.empty() ? "" : "\n\n" + docs);
+}
+
+std::string Analysis::DocComment(Span declaration) const {
+  // The `///` lines right above the declaration's line (attributes such as
+  // @vjp(f) may stand between), in the buffer that holds it.
+  if (!declaration.IsValid()) return "";
+  unsigned id = sources_.FindBufferContainingLoc(declaration.Start());
+  if (id == 0) return "";
+  llvm::StringRef buffer = sources_.getMemoryBuffer(id)->getBuffer();
+  llvm::StringRef before = buffer.take_front(
+      static_cast<size_t>(declaration.begin - buffer.begin()));
+  before = before.take_front(before.rfind('\n') + 1);  // whole lines only
+  std::vector<std::string> lines;
+  while (!before.empty()) {
+    before = before.drop_back();  // the newline ending the previous line
+    size_t start = before.rfind('\n');
+    start = start == llvm::StringRef::npos ? 0 : start + 1;
+    llvm::StringRef line = before.substr(start).trim();
+    before = before.take_front(start);
+    if (line.starts_with("@")) continue;
+    if (!line.consume_front("///")) break;
+    lines.push_back(line.ltrim().str());
+  }
+  std::string text;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+    text += (text.empty() ? "" : " ") + *it;
+  return text;
 }
 
 std::optional<Location> Analysis::Definition(Position position) const {

@@ -62,6 +62,8 @@ class Analysis {
 
  private:
   const char* PointerAt(Position position) const;
+  // The `///` comment above the declaration whose name is at `declaration`.
+  std::string DocComment(Span declaration) const;
   std::optional<Location> LocationOf(Span span) const;
 
   std::string path_;

@@ -11,6 +11,8 @@ import sys
 DOC = """dim feat = 4;
 dim batch = 2;
 
+/// The square of x,
+/// elementwise when lifted.
 fn square(x: f32) -> f32 { x * x }
 
 fn main() {
@@ -87,6 +89,9 @@ def main():
         {"jsonrpc": "2.0", "id": 10, "method": "textDocument/hover",
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "[batch: 1.0")}},
+        {"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "square(xs)", 1)}},
         {"jsonrpc": "2.0", "method": "textDocument/didChange",
          "params": {"textDocument": {"uri": URI, "version": 3},
                     "contentChanges": [{"text": NOT_DIFFERENTIABLE}]}},
@@ -142,6 +147,11 @@ def main():
     expect("dim batch = 2" in hover, f"hover on an array literal's dim: {hover}")
     hover = by_id[10]["result"]["contents"]["value"]
     expect("f32[batch]" in hover, f"hover on an array literal: {hover}")
+    # A function: its signature with parameter names, then its doc comment.
+    hover = by_id[11]["result"]["contents"]["value"]
+    expect("fn square(x: f32) -> f32" in hover
+           and "The square of x, elementwise when lifted." in hover,
+           f"hover on a function: {hover}")
     expect(by_id[7].get("error", {}).get("code") == -32601,
            "unknown methods are answered MethodNotFound")
     expect(by_id[8].get("result", 1) is None, "shutdown answers null")
