@@ -282,8 +282,10 @@ class Finder {
   std::optional<Hit> best_;
 };
 
+// The names `module` declares; its imports too unless they are members of
+// another module (after `nn.`, nn's own imports cannot be named).
 void AddDeclNames(const ast::Module& module, const std::string& prefix,
-                  std::vector<CompletionInfo>& items) {
+                  std::vector<CompletionInfo>& items, bool with_imports) {
   for (const ast::Decl* decl : module.decls) {
     if (auto* d = llvm::dyn_cast<ast::DimDecl>(decl)) {
       items.push_back({prefix + d->name.name.str(), kTypeParameterKind,
@@ -294,6 +296,7 @@ void AddDeclNames(const ast::Module& module, const std::string& prefix,
       items.push_back({prefix + d->name.name.str(), kFunctionKind,
                        d->symbol ? DescribeSymbol(d->symbol) : "fn"});
     } else if (auto* d = llvm::dyn_cast<ast::ImportDecl>(decl)) {
+      if (!with_imports) continue;
       items.push_back({(d->alias ? d->alias->name : d->module.name).str(),
                        kModuleKind, "import " + d->module.name.str()});
     } else if (auto* d = llvm::dyn_cast<ast::LetDecl>(decl)) {
@@ -471,7 +474,7 @@ std::vector<CompletionInfo> Analysis::Completion(Position position) const {
               named |= import->alias && import->alias->name == qualifier &&
                        import->module.name == module.name;
         }
-        if (named) AddDeclNames(*module.ast, "", items);
+        if (named) AddDeclNames(*module.ast, "", items, /*with_imports=*/false);
       }
       if (!items.empty()) return items;
     }
@@ -484,7 +487,7 @@ std::vector<CompletionInfo> Analysis::Completion(Position position) const {
     items.push_back({scalar, kStructKind, "scalar type"});
   if (!program || !program->main_module || !program->main_module->ast)
     return items;
-  AddDeclNames(*program->main_module->ast, "", items);
+  AddDeclNames(*program->main_module->ast, "", items, /*with_imports=*/true);
   // The parameters, size parameters and locals of the enclosing function.
   for (const sema::FnInfo& fn : program->functions) {
     if (!fn.decl || fn.module != program->main_module || !pointer) continue;

@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 
-DOC = """dim feat = 4;
+DOC = """import nn;
+dim feat = 4;
 dim batch = 2;
 
 /// The square of x,
@@ -21,6 +22,7 @@ fn main() {
   let y = square(xs);
   print(sum(w * y, feat));
   print([batch: 1.0, 2.0]);
+  print(nn.gelu(1.0));
 }
 """
 BROKEN = DOC.replace("square(xs)", "squar(xs)")
@@ -89,6 +91,9 @@ def main():
         {"jsonrpc": "2.0", "id": 10, "method": "textDocument/hover",
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "[batch: 1.0")}},
+        {"jsonrpc": "2.0", "id": 12, "method": "textDocument/completion",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "nn.gelu", 3)}},
         {"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "square(xs)", 1)}},
@@ -147,6 +152,11 @@ def main():
     expect("dim batch = 2" in hover, f"hover on an array literal's dim: {hover}")
     hover = by_id[10]["result"]["contents"]["value"]
     expect("f32[batch]" in hover, f"hover on an array literal: {hover}")
+    # After `nn.`: nn's members, not the modules nn itself imports.
+    labels = {item["label"] for item in by_id[12]["result"]["items"]}
+    expect("dense" in labels and "gelu" in labels
+           and "math" not in labels and "random" not in labels,
+           f"completion after nn.: {sorted(labels)}")
     # A function: its signature with parameter names, then its doc comment.
     hover = by_id[11]["result"]["contents"]["value"]
     expect("fn square(x: f32) -> f32" in hover
