@@ -365,6 +365,23 @@ Analysis::Analysis(std::string path, std::string text,
   }
 }
 
+namespace {
+
+// LSP counts a position's character in UTF-16 code units (its default
+// encoding); the source is UTF-8. The bytes of the character at `p`.
+int Utf8Length(unsigned char lead) {
+  return lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+int Utf16Units(const char* begin, const char* end) {
+  int units = 0;
+  for (const char* p = begin; p < end; p += Utf8Length(*p))
+    units += Utf8Length(*p) == 4 ? 2 : 1;  // beyond the BMP: a pair
+  return units;
+}
+
+}  // namespace
+
 const char* Analysis::PointerAt(Position position) const {
   if (!buffer_start_) return nullptr;
   llvm::StringRef text(buffer_start_, buffer_size_);
@@ -376,8 +393,13 @@ const char* Analysis::PointerAt(Position position) const {
   }
   size_t line_end = text.find('\n', offset);
   if (line_end == llvm::StringRef::npos) line_end = text.size();
-  offset = std::min(offset + size_t(std::max(position.character, 0)), line_end);
-  return buffer_start_ + offset;
+  const char* pointer = buffer_start_ + offset;
+  const char* end = buffer_start_ + line_end;
+  for (int units = 0; units < position.character && pointer < end;) {
+    units += Utf8Length(*pointer) == 4 ? 2 : 1;
+    pointer = std::min(pointer + Utf8Length(*pointer), end);
+  }
+  return pointer;
 }
 
 std::optional<Location> Analysis::LocationOf(Span span) const {
@@ -387,7 +409,7 @@ std::optional<Location> Analysis::LocationOf(Span span) const {
   auto position = [&](const char* pointer) {
     auto [line, column] =
         sources_.getLineAndColumn(llvm::SMLoc::getFromPointer(pointer), id);
-    return Position{int(line) - 1, int(column) - 1};
+    return Position{int(line) - 1, Utf16Units(pointer - (column - 1), pointer)};
   };
   Location location;
   location.path = sources_.getMemoryBuffer(id)->getBufferIdentifier().str();

@@ -32,7 +32,20 @@ NOT_DIFFERENTIABLE = """dim n = 4;
 fn shifted(x: f32[n], w: f32) -> f32 { reduce(|a: f32, b: f32| a + b - w, w, x, n) }
 fn main() { print(grad(shifted, wrt: w)(for i in n { 1.0 }, 2.0)); }
 """
+# Characters beyond ASCII before an error and a hovered name on one line:
+# positions count UTF-16 code units (é is one, 𝔼 two), not bytes.
+UNICODE = """fn square(x: f32) -> f32 { x * x }
+fn main() { print("é𝔼", squar(2.0), square(3.0)); }
+"""
 URI = "file:///tmp/delta_lsp_test/doc.dl"
+
+
+def utf16_position(text, needle, offset=0):
+    index = text.index(needle) + offset
+    line = text.count("\n", 0, index)
+    start = text.rfind("\n", 0, index) + 1
+    return {"line": line,
+            "character": len(text[start:index].encode("utf-16-le")) // 2}
 
 
 def frame(message):
@@ -100,6 +113,12 @@ def main():
         {"jsonrpc": "2.0", "method": "textDocument/didChange",
          "params": {"textDocument": {"uri": URI, "version": 3},
                     "contentChanges": [{"text": NOT_DIFFERENTIABLE}]}},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange",
+         "params": {"textDocument": {"uri": URI, "version": 4},
+                    "contentChanges": [{"text": UNICODE}]}},
+        {"jsonrpc": "2.0", "id": 13, "method": "textDocument/hover",
+         "params": {"textDocument": doc,
+                    "position": utf16_position(UNICODE, "square(3", 1)}},
         {"jsonrpc": "2.0", "id": 8, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
@@ -122,7 +141,7 @@ def main():
     expect(caps.get("hoverProvider") and caps.get("definitionProvider")
            and "completionProvider" in caps, f"capabilities: {caps}")
     # As you type: the typo is reported at its range, then cleared.
-    expect(len(diagnostics) == 3, f"three publishDiagnostics: {diagnostics}")
+    expect(len(diagnostics) == 4, f"four publishDiagnostics: {diagnostics}")
     first = diagnostics[0]["diagnostics"]
     expect(len(first) >= 1 and "squar" in first[0]["message"]
            and first[0]["range"]["start"] == position_of(BROKEN, "squar(xs)")
@@ -152,6 +171,14 @@ def main():
     expect("dim batch = 2" in hover, f"hover on an array literal's dim: {hover}")
     hover = by_id[10]["result"]["contents"]["value"]
     expect("f32[batch]" in hover, f"hover on an array literal: {hover}")
+    # UTF-16 positions: the error's range and a hover after non-ASCII text.
+    fourth = diagnostics[3]["diagnostics"] if len(diagnostics) > 3 else []
+    expect(len(fourth) == 1 and fourth[0]["range"]["start"]
+           == utf16_position(UNICODE, "squar(2"),
+           f"range after non-ASCII text: {fourth}")
+    hover = (by_id[13].get("result") or {}).get("contents", {}).get("value", "")
+    expect("fn square(x: f32) -> f32" in hover,
+           f"hover after non-ASCII text: {hover}")
     # After `nn.`: nn's members, not the modules nn itself imports.
     labels = {item["label"] for item in by_id[12]["result"]["items"]}
     expect("dense" in labels and "gelu" in labels
