@@ -7,6 +7,7 @@
 #include <llvm/Support/Path.h>
 
 #include "compiler/compile/compile.h"
+#include "compiler/format/format.h"
 #include "compiler/sema/format_type.h"
 #include "compiler/sema/program.h"
 
@@ -527,6 +528,57 @@ std::vector<CompletionInfo> Analysis::Completion(Position position) const {
     }
   }
   return items;
+}
+
+std::vector<SymbolInfo> Analysis::Symbols() const {
+  // LSP SymbolKind values.
+  enum {
+    kModule = 2,
+    kVariable = 13,
+    kConstant = 14,
+    kFunction = 12,
+    kStruct = 23
+  };
+  std::vector<SymbolInfo> symbols;
+  const sema::Program* program = checked_.program.get();
+  if (!program || !program->main_module || !program->main_module->ast)
+    return symbols;
+  auto add = [&](const ast::Decl* decl, const ast::Ident& name, int kind,
+                 std::string detail) {
+    std::optional<Location> whole = LocationOf(decl->span);
+    std::optional<Location> named = LocationOf(name.span);
+    if (!whole || !named || whole->path != path_) return;
+    symbols.push_back(
+        {name.name.str(), kind, std::move(detail), whole->range, named->range});
+  };
+  for (const ast::Decl* decl : program->main_module->ast->decls) {
+    if (auto* d = llvm::dyn_cast<ast::FnDecl>(decl))
+      add(d, d->name, kFunction, d->symbol ? DescribeSymbol(d->symbol) : "");
+    else if (auto* d = llvm::dyn_cast<ast::StructDecl>(decl))
+      add(d, d->name, kStruct, "struct");
+    else if (auto* d = llvm::dyn_cast<ast::DimDecl>(decl))
+      add(d, d->name, kConstant, d->symbol ? DescribeSymbol(d->symbol) : "dim");
+    else if (auto* d = llvm::dyn_cast<ast::ImportDecl>(decl))
+      add(d, d->alias ? *d->alias : d->module, kModule,
+          "import " + d->module.name.str());
+    else if (auto* d = llvm::dyn_cast<ast::LetDecl>(decl);
+             d && d->pattern->kind == ast::Pattern::Kind::Name)
+      add(d, d->pattern->name, kVariable,
+          d->pattern->type ? sema::FormatType(d->pattern->type) : "");
+  }
+  return symbols;
+}
+
+std::optional<std::string> Analysis::Formatted() const {
+  // The document's errors are already published; none are printed here.
+  return format::FormatSource(text_, path_, llvm::nulls());
+}
+
+Range Analysis::WholeDocument() const {
+  int lines = static_cast<int>(llvm::StringRef(text_).count('\n'));
+  size_t last = text_.rfind('\n');
+  const char* start = text_.data() + (last == std::string::npos ? 0 : last + 1);
+  return {{0, 0}, {lines, Utf16Units(start, text_.data() + text_.size())}};
 }
 
 }  // namespace delta::lsp

@@ -39,6 +39,15 @@ struct DiagnosticInfo {
   std::string message;
 };
 
+// A declaration of the document, for textDocument/documentSymbol.
+struct SymbolInfo {
+  std::string name;
+  int kind = 0;        // LSP SymbolKind
+  std::string detail;  // its signature or type
+  Range range;         // the whole declaration
+  Range selection;     // its name
+};
+
 struct CompletionInfo {
   std::string label;
   int kind = 6;  // LSP CompletionItemKind
@@ -59,6 +68,12 @@ class Analysis {
   std::optional<std::string> Hover(Position position) const;
   std::optional<Location> Definition(Position position) const;
   std::vector<CompletionInfo> Completion(Position position) const;
+  // The module's declarations, in order.
+  std::vector<SymbolInfo> Symbols() const;
+  // The document in `dlc fmt`'s style, or nothing if it has syntax errors.
+  std::optional<std::string> Formatted() const;
+  // The range of the whole document, for an edit that replaces it.
+  Range WholeDocument() const;
 
  private:
   const char* PointerAt(Position position) const;

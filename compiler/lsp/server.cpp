@@ -153,6 +153,28 @@ class Server {
                              {"detail", item.detail}});
         }
         Reply(id, {{"isIncomplete", false}, {"items", items}});
+      } else if (method == "textDocument/documentSymbol") {
+        const Analysis* analysis = Find(params);
+        json symbols = json::array();
+        if (analysis) {
+          for (const SymbolInfo& symbol : analysis->Symbols())
+            symbols.push_back({{"name", symbol.name},
+                               {"kind", symbol.kind},
+                               {"detail", symbol.detail},
+                               {"range", ToJson(symbol.range)},
+                               {"selectionRange", ToJson(symbol.selection)}});
+        }
+        Reply(id, symbols);
+      } else if (method == "textDocument/formatting") {
+        // `dlc fmt` on the whole text: one edit, or none with syntax errors.
+        const Analysis* analysis = Find(params);
+        std::optional<std::string> text =
+            analysis ? analysis->Formatted() : std::nullopt;
+        json edits = json::array();
+        if (text)
+          edits.push_back({{"range", ToJson(analysis->WholeDocument())},
+                           {"newText", *text}});
+        Reply(id, edits);
       } else if (is_request) {
         ReplyError(id, kMethodNotFound, "unsupported method '" + method + "'");
       }
@@ -170,6 +192,8 @@ class Server {
              {{"textDocumentSync", 1},  // full text on every change
               {"hoverProvider", true},
               {"definitionProvider", true},
+              {"documentSymbolProvider", true},
+              {"documentFormattingProvider", true},
               {"completionProvider", {{"triggerCharacters", {"."}}}}}},
             {"serverInfo", {{"name", "dlc lsp"}}}};
   }

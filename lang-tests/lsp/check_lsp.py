@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """A recorded LSP session against `dlc lsp`: initialize, didOpen (with an
-error, then fixed by didChange), hover, definition, completion, a change
+error, then fixed by didChange), hover, definition, completion, document
+symbols, formatting, UTF-16 positions, a change
 that AD rejects, shutdown and exit; every response is checked. Usage:
 check_lsp.py PATH/TO/dlc"""
 import json
@@ -107,6 +108,11 @@ def main():
         {"jsonrpc": "2.0", "id": 12, "method": "textDocument/completion",
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "nn.gelu", 3)}},
+        {"jsonrpc": "2.0", "id": 14, "method": "textDocument/documentSymbol",
+         "params": {"textDocument": doc}},
+        {"jsonrpc": "2.0", "id": 15, "method": "textDocument/formatting",
+         "params": {"textDocument": doc,
+                    "options": {"tabSize": 2, "insertSpaces": True}}},
         {"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "square(xs)", 1)}},
@@ -139,7 +145,9 @@ def main():
 
     caps = by_id[1]["result"]["capabilities"]
     expect(caps.get("hoverProvider") and caps.get("definitionProvider")
-           and "completionProvider" in caps, f"capabilities: {caps}")
+           and "completionProvider" in caps
+           and caps.get("documentSymbolProvider")
+           and caps.get("documentFormattingProvider"), f"capabilities: {caps}")
     # As you type: the typo is reported at its range, then cleared.
     expect(len(diagnostics) == 4, f"four publishDiagnostics: {diagnostics}")
     first = diagnostics[0]["diagnostics"]
@@ -179,6 +187,21 @@ def main():
     hover = (by_id[13].get("result") or {}).get("contents", {}).get("value", "")
     expect("fn square(x: f32) -> f32" in hover,
            f"hover after non-ASCII text: {hover}")
+    # The document's declarations, each with its whole range and its name's.
+    symbols = {s["name"]: s for s in by_id[14]["result"]}
+    expect(set(symbols) == {"nn", "feat", "batch", "square", "main"}
+           and symbols["square"]["kind"] == 12
+           and symbols["square"]["selectionRange"]["start"]
+           == position_of(DOC, "square(x:")
+           and "fn square(x: f32) -> f32" in symbols["square"]["detail"],
+           f"documentSymbol: {by_id[14]}")
+    # Formatting: one edit replacing the document with `dlc fmt`'s text.
+    edits = by_id[15]["result"]
+    expect(len(edits) == 1 and edits[0]["range"]["start"]
+           == {"line": 0, "character": 0}
+           and "fn square(x: f32) -> f32 { x * x }" in edits[0]["newText"]
+           and "print(nn.gelu(1.0));" in edits[0]["newText"],
+           f"formatting: {edits}")
     # After `nn.`: nn's members, not the modules nn itself imports.
     labels = {item["label"] for item in by_id[12]["result"]["items"]}
     expect("dense" in labels and "gelu" in labels
