@@ -82,9 +82,12 @@ struct Hit {
   Span target;  // the declaration a name refers to
 };
 
+// Finds the innermost name or expression at a position; or, made with a
+// declaration's span, every name that refers to that declaration.
 class Finder {
  public:
   explicit Finder(const char* position) : position_(position) {}
+  explicit Finder(Span declaration) : references_of_(declaration) {}
 
   void Decl(const ast::Decl* decl) {
     if (!Holds(decl->span)) return;
@@ -114,13 +117,20 @@ class Finder {
   }
 
   const std::optional<Hit>& best() const { return best_; }
+  const std::vector<Span>& references() const { return references_; }
 
  private:
   bool Holds(Span span) const {
+    if (references_of_.IsValid()) return span.IsValid();
     return span.IsValid() && span.begin <= position_ && position_ <= span.end;
   }
 
   void Offer(Span span, std::string hover, Span target) {
+    if (references_of_.IsValid()) {
+      if (target.begin == references_of_.begin && span.IsValid())
+        references_.push_back(span);
+      return;
+    }
     if (!Holds(span)) return;
     if (best_ && span.end - span.begin > best_->span.end - best_->span.begin)
       return;
@@ -279,8 +289,10 @@ class Finder {
     }
   }
 
-  const char* position_;
+  const char* position_ = nullptr;
   std::optional<Hit> best_;
+  Span references_of_;
+  std::vector<Span> references_;
 };
 
 // The names `module` declares; its imports too unless they are members of
@@ -469,6 +481,26 @@ std::optional<Location> Analysis::Definition(Position position) const {
     finder.Decl(decl);
   if (!finder.best()) return std::nullopt;
   return LocationOf(finder.best()->target);
+}
+
+std::vector<Location> Analysis::References(Position position) const {
+  std::vector<Location> locations;
+  const char* pointer = PointerAt(position);
+  if (!pointer || !checked_.program || !checked_.program->main_module ||
+      !checked_.program->main_module->ast)
+    return locations;
+  Finder finder(pointer);
+  for (const ast::Decl* decl : checked_.program->main_module->ast->decls)
+    finder.Decl(decl);
+  if (!finder.best() || !finder.best()->target.IsValid()) return locations;
+  // The declaration itself is one of the names that refer to it.
+  Finder collector(finder.best()->target);
+  for (const ast::Decl* decl : checked_.program->main_module->ast->decls)
+    collector.Decl(decl);
+  for (Span span : collector.references())
+    if (std::optional<Location> location = LocationOf(span))
+      locations.push_back(*location);
+  return locations;
 }
 
 std::vector<CompletionInfo> Analysis::Completion(Position position) const {

@@ -67,6 +67,9 @@ class Analysis {
   // `position`.
   std::optional<std::string> Hover(Position position) const;
   std::optional<Location> Definition(Position position) const;
+  // Every name in the document that refers to the declaration of the name
+  // at `position`, the declaration included (references and rename).
+  std::vector<Location> References(Position position) const;
   std::vector<CompletionInfo> Completion(Position position) const;
   // The module's declarations, in order.
   std::vector<SymbolInfo> Symbols() const;

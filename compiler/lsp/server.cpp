@@ -2,6 +2,8 @@
 // keeps one Analysis per open document, and answers on stdout.
 #include "compiler/lsp/server.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -65,6 +67,20 @@ std::string UriToPath(const std::string& uri) {
     }
   }
   return path;
+}
+
+// A name a rename may give: a letter or `_`, then letters, digits or `_`.
+bool IsIdentifier(const std::string& name) {
+  static const char* const kKeywords[] = {
+      "fn",    "export", "struct", "dim",    "let", "loop", "for",  "in",
+      "while", "if",     "else",   "import", "as",  "true", "false"};
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ||
+      std::find(std::begin(kKeywords), std::end(kKeywords), name) !=
+          std::end(kKeywords))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 std::string PathToUri(const std::string& path) {
@@ -153,6 +169,37 @@ class Server {
                              {"detail", item.detail}});
         }
         Reply(id, {{"isIncomplete", false}, {"items", items}});
+      } else if (method == "textDocument/references" ||
+                 method == "textDocument/rename") {
+        const Analysis* analysis = Find(params);
+        std::vector<Location> locations =
+            analysis ? analysis->References(PositionFrom(params))
+                     : std::vector<Location>();
+        if (method == "textDocument/references") {
+          json result = json::array();
+          for (const Location& location : locations)
+            result.push_back({{"uri", PathToUri(location.path)},
+                              {"range", ToJson(location.range)}});
+          Reply(id, result);
+        } else {
+          std::string name = params.at("newName");
+          if (!IsIdentifier(name)) {
+            ReplyError(id, kInvalidRequest,
+                       "'" + name + "' is not a Delta identifier");
+          } else if (locations.empty()) {
+            ReplyError(id, kInvalidRequest, "nothing to rename here");
+          } else {
+            // Names in other files (a module's own declarations) are left
+            // alone: only this document's uses change.
+            json edits = json::array();
+            std::string uri = params.at("textDocument").at("uri");
+            for (const Location& location : locations)
+              if (PathToUri(location.path) == uri)
+                edits.push_back(
+                    {{"range", ToJson(location.range)}, {"newText", name}});
+            Reply(id, {{"changes", {{uri, edits}}}});
+          }
+        }
       } else if (method == "textDocument/documentSymbol") {
         const Analysis* analysis = Find(params);
         json symbols = json::array();
@@ -193,6 +240,8 @@ class Server {
               {"hoverProvider", true},
               {"definitionProvider", true},
               {"documentSymbolProvider", true},
+              {"referencesProvider", true},
+              {"renameProvider", true},
               {"documentFormattingProvider", true},
               {"completionProvider", {{"triggerCharacters", {"."}}}}}},
             {"serverInfo", {{"name", "dlc lsp"}}}};

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A recorded LSP session against `dlc lsp`: initialize, didOpen (with an
 error, then fixed by didChange), hover, definition, completion, document
-symbols, formatting, UTF-16 positions, a change
+symbols, formatting, references, rename, UTF-16 positions, a change
 that AD rejects, shutdown and exit; every response is checked. Usage:
 check_lsp.py PATH/TO/dlc"""
 import json
@@ -113,6 +113,18 @@ def main():
         {"jsonrpc": "2.0", "id": 15, "method": "textDocument/formatting",
          "params": {"textDocument": doc,
                     "options": {"tabSize": 2, "insertSpaces": True}}},
+        {"jsonrpc": "2.0", "id": 16, "method": "textDocument/references",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "square(xs)", 2),
+                    "context": {"includeDeclaration": True}}},
+        {"jsonrpc": "2.0", "id": 17, "method": "textDocument/rename",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "w * y"),
+                    "newName": "weights"}},
+        {"jsonrpc": "2.0", "id": 18, "method": "textDocument/rename",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "w * y"),
+                    "newName": "let"}},
         {"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "square(xs)", 1)}},
@@ -147,7 +159,9 @@ def main():
     expect(caps.get("hoverProvider") and caps.get("definitionProvider")
            and "completionProvider" in caps
            and caps.get("documentSymbolProvider")
-           and caps.get("documentFormattingProvider"), f"capabilities: {caps}")
+           and caps.get("documentFormattingProvider")
+           and caps.get("referencesProvider") and caps.get("renameProvider"),
+           f"capabilities: {caps}")
     # As you type: the typo is reported at its range, then cleared.
     expect(len(diagnostics) == 4, f"four publishDiagnostics: {diagnostics}")
     first = diagnostics[0]["diagnostics"]
@@ -202,6 +216,21 @@ def main():
            and "fn square(x: f32) -> f32 { x * x }" in edits[0]["newText"]
            and "print(nn.gelu(1.0));" in edits[0]["newText"],
            f"formatting: {edits}")
+    # References of square: its declaration and its call; a rename of w
+    # edits its let and its use, and refuses a keyword.
+    starts = sorted((r["range"]["start"]["line"], r["range"]["start"]["character"])
+                    for r in by_id[16]["result"])
+    expect(starts == sorted([tuple(position_of(DOC, p).values())
+                             for p in ("square(x:", "square(xs)")]),
+           f"references of square: {by_id[16]}")
+    edits = by_id[17]["result"]["changes"][URI]
+    expect(sorted((e["range"]["start"]["line"], e["range"]["start"]["character"])
+                  for e in edits)
+           == sorted([tuple(position_of(DOC, p).values())
+                      for p in ("w = for", "w * y")])
+           and all(e["newText"] == "weights" for e in edits),
+           f"rename of w: {by_id[17]}")
+    expect("error" in by_id[18], f"rename to a keyword: {by_id[18]}")
     # After `nn.`: nn's members, not the modules nn itself imports.
     labels = {item["label"] for item in by_id[12]["result"]["items"]}
     expect("dense" in labels and "gelu" in labels
