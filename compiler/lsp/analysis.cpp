@@ -562,6 +562,93 @@ std::vector<CompletionInfo> Analysis::Completion(Position position) const {
   return items;
 }
 
+std::optional<SignatureInfo> Analysis::Signature(const std::string& text,
+                                                 Position position) const {
+  // The offset of `position` in `text`, counted as PointerAt does.
+  size_t offset = 0;
+  for (int line = 0; line < position.line; ++line) {
+    offset = text.find('\n', offset);
+    if (offset == std::string::npos) return std::nullopt;
+    ++offset;
+  }
+  size_t line_end = std::min(text.find('\n', offset), text.size());
+  for (int units = 0; units < position.character && offset < line_end;) {
+    units += Utf8Length(text[offset]) == 4 ? 2 : 1;
+    offset += Utf8Length(text[offset]);
+  }
+  // Back to the unclosed `(`, counting the commas of this call.
+  int depth = 0;
+  int commas = 0;
+  size_t open = std::string::npos;
+  for (size_t i = std::min(offset, text.size()); i-- > 0;) {
+    char c = text[i];
+    if (c == ')' || c == ']' || c == '}') {
+      ++depth;
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (depth == 0) {
+        if (c == '(') open = i;
+        break;
+      }
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      ++commas;
+    } else if (c == ';' && depth == 0) {
+      break;
+    }
+  }
+  if (open == std::string::npos) return std::nullopt;
+  // The callee: `name` or `module.name` right before the parenthesis.
+  auto is_name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  size_t end = open;
+  size_t begin = end;
+  while (begin > 0 && is_name_char(text[begin - 1])) --begin;
+  llvm::StringRef name(text.data() + begin, end - begin);
+  llvm::StringRef module;
+  if (begin > 1 && text[begin - 1] == '.') {
+    size_t module_begin = begin - 1;
+    while (module_begin > 0 && is_name_char(text[module_begin - 1]))
+      --module_begin;
+    module =
+        llvm::StringRef(text.data() + module_begin, begin - 1 - module_begin);
+  }
+  const sema::Program* program = checked_.program.get();
+  if (name.empty() || !program || !program->main_module ||
+      !program->main_module->scope)
+    return std::nullopt;
+  const sema::Symbol* symbol = nullptr;
+  if (module.empty()) {
+    symbol = program->main_module->scope->Lookup(name);
+  } else if (const sema::Symbol* m =
+                 program->main_module->scope->Lookup(module);
+             m && m->kind == sema::Symbol::Kind::Module && m->module &&
+             m->module->scope) {
+    symbol = m->module->scope->LookupLocal(name);
+  }
+  if (!symbol || symbol->kind != sema::Symbol::Kind::Function || !symbol->fn ||
+      !symbol->fn->signature_ready)
+    return std::nullopt;
+  SignatureInfo info;
+  info.label = DescribeSymbol(symbol);
+  const sema::Signature& signature = symbol->fn->signature;
+  for (size_t i = 0; i < signature.params.size(); ++i)
+    info.params.push_back(signature.param_names[i].str() + ": " +
+                          sema::FormatType(signature.params[i]));
+  info.active = commas;
+  info.docs = DocComment(symbol->span);
+  return info;
+}
+
+bool Analysis::has_program() const {
+  if (!checked_.program) return false;
+  // E01xx: the lexer and the parser; a module that did not parse has lost
+  // some of its names.
+  for (const DiagnosticInfo& info : diagnostics_)
+    if (llvm::StringRef(info.code).starts_with("E01")) return false;
+  return true;
+}
+
 std::vector<SymbolInfo> Analysis::Symbols() const {
   // LSP SymbolKind values.
   enum {

@@ -39,6 +39,14 @@ struct DiagnosticInfo {
   std::string message;
 };
 
+// The call being typed, for textDocument/signatureHelp.
+struct SignatureInfo {
+  std::string label;                // fn square(x: f32) -> f32
+  std::vector<std::string> params;  // x: f32
+  int active = 0;                   // the argument the cursor is in
+  std::string docs;
+};
+
 // A declaration of the document, for textDocument/documentSymbol.
 struct SymbolInfo {
   std::string name;
@@ -71,6 +79,14 @@ class Analysis {
   // at `position`, the declaration included (references and rename).
   std::vector<Location> References(Position position) const;
   std::vector<CompletionInfo> Completion(Position position) const;
+  // The function whose call `text` (the document as typed now, which may
+  // not parse) has open at `position`, looked up in this analysis's
+  // program (the last one that checked).
+  std::optional<SignatureInfo> Signature(const std::string& text,
+                                         Position position) const;
+  // Whether the text parsed and got as far as a program with its names.
+  bool has_program() const;
+  const std::string& text() const { return text_; }
   // The module's declarations, in order.
   std::vector<SymbolInfo> Symbols() const;
   // The document in `dlc fmt`'s style, or nothing if it has syntax errors.

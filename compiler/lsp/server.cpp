@@ -142,6 +142,7 @@ class Server {
       } else if (method == "textDocument/didClose") {
         std::string uri = params.at("textDocument").at("uri");
         documents_.erase(uri);
+        last_checked_.erase(uri);
         Publish(uri, json::array());
       } else if (method == "textDocument/hover") {
         const Analysis* analysis = Find(params);
@@ -200,6 +201,27 @@ class Server {
             Reply(id, {{"changes", {{uri, edits}}}});
           }
         }
+      } else if (method == "textDocument/signatureHelp") {
+        const Analysis* current = Find(params);
+        auto checked = last_checked_.find(params.at("textDocument").at("uri"));
+        std::optional<SignatureInfo> signature;
+        if (current && checked != last_checked_.end())
+          signature =
+              checked->second->Signature(current->text(), PositionFrom(params));
+        if (!signature) {
+          Reply(id, nullptr);
+        } else {
+          json parameters = json::array();
+          for (const std::string& param : signature->params)
+            parameters.push_back({{"label", param}});
+          json entry = {{"label", signature->label},
+                        {"parameters", parameters}};
+          if (!signature->docs.empty())
+            entry["documentation"] = signature->docs;
+          Reply(id, {{"signatures", json::array({entry})},
+                     {"activeSignature", 0},
+                     {"activeParameter", signature->active}});
+        }
       } else if (method == "textDocument/documentSymbol") {
         const Analysis* analysis = Find(params);
         json symbols = json::array();
@@ -241,6 +263,7 @@ class Server {
               {"definitionProvider", true},
               {"documentSymbolProvider", true},
               {"referencesProvider", true},
+              {"signatureHelpProvider", {{"triggerCharacters", {"(", ","}}}},
               {"renameProvider", true},
               {"documentFormattingProvider", true},
               {"completionProvider", {{"triggerCharacters", {"."}}}}}},
@@ -249,7 +272,8 @@ class Server {
 
   void Update(const std::string& uri, const std::string& text) {
     auto analysis =
-        std::make_unique<Analysis>(UriToPath(uri), text, options_.stdlib_dirs);
+        std::make_shared<Analysis>(UriToPath(uri), text, options_.stdlib_dirs);
+    if (analysis->has_program()) last_checked_[uri] = analysis;
     json diagnostics = json::array();
     for (const DiagnosticInfo& info : analysis->diagnostics())
       diagnostics.push_back({{"range", ToJson(info.range)},
@@ -285,7 +309,10 @@ class Server {
 
   std::ostream& out_;
   const ServerOptions& options_;
-  std::map<std::string, std::unique_ptr<Analysis>> documents_;
+  std::map<std::string, std::shared_ptr<Analysis>> documents_;
+  // The last analysis of each document that got as far as a program: a call
+  // being typed rarely parses, and signature help looks its callee up here.
+  std::map<std::string, std::shared_ptr<Analysis>> last_checked_;
   bool shutdown_ = false;
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A recorded LSP session against `dlc lsp`: initialize, didOpen (with an
 error, then fixed by didChange), hover, definition, completion, document
-symbols, formatting, references, rename, UTF-16 positions, a change
+symbols, formatting, references, rename, signature help, UTF-16 positions,
+a change
 that AD rejects, shutdown and exit; every response is checked. Usage:
 check_lsp.py PATH/TO/dlc"""
 import json
@@ -35,9 +36,13 @@ fn main() { print(grad(shifted, wrt: w)(for i in n { 1.0 }, 2.0)); }
 """
 # Characters beyond ASCII before an error and a hovered name on one line:
 # positions count UTF-16 code units (é is one, 𝔼 two), not bytes.
-UNICODE = """fn square(x: f32) -> f32 { x * x }
+UNICODE = """import nn;
+fn square(x: f32) -> f32 { x * x }
 fn main() { print("é𝔼", squar(2.0), square(3.0)); }
 """
+# A call being typed does not parse; signature help finds its callee in the
+# last text that checked (UNICODE) and counts the commas before the cursor.
+TYPING = UNICODE + "fn g(l: nn.Dense[a, b]) -> f32 { sum(nn.dense(l, "
 URI = "file:///tmp/delta_lsp_test/doc.dl"
 
 
@@ -137,6 +142,12 @@ def main():
         {"jsonrpc": "2.0", "id": 13, "method": "textDocument/hover",
          "params": {"textDocument": doc,
                     "position": utf16_position(UNICODE, "square(3", 1)}},
+        {"jsonrpc": "2.0", "method": "textDocument/didChange",
+         "params": {"textDocument": {"uri": URI, "version": 5},
+                    "contentChanges": [{"text": TYPING}]}},
+        {"jsonrpc": "2.0", "id": 19, "method": "textDocument/signatureHelp",
+         "params": {"textDocument": doc,
+                    "position": utf16_position(TYPING, "l, ", 3)}},
         {"jsonrpc": "2.0", "id": 8, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
@@ -160,10 +171,11 @@ def main():
            and "completionProvider" in caps
            and caps.get("documentSymbolProvider")
            and caps.get("documentFormattingProvider")
-           and caps.get("referencesProvider") and caps.get("renameProvider"),
+           and caps.get("referencesProvider") and caps.get("renameProvider")
+           and "signatureHelpProvider" in caps,
            f"capabilities: {caps}")
     # As you type: the typo is reported at its range, then cleared.
-    expect(len(diagnostics) == 4, f"four publishDiagnostics: {diagnostics}")
+    expect(len(diagnostics) == 5, f"five publishDiagnostics: {diagnostics}")
     first = diagnostics[0]["diagnostics"]
     expect(len(first) >= 1 and "squar" in first[0]["message"]
            and first[0]["range"]["start"] == position_of(BROKEN, "squar(xs)")
@@ -231,6 +243,13 @@ def main():
            and all(e["newText"] == "weights" for e in edits),
            f"rename of w: {by_id[17]}")
     expect("error" in by_id[18], f"rename to a keyword: {by_id[18]}")
+    # Signature help inside `nn.dense(l, `: the second parameter is active.
+    help_ = by_id[19].get("result") or {}
+    signatures = help_.get("signatures", [])
+    expect(len(signatures) == 1 and signatures[0]["label"].startswith("fn dense")
+           and len(signatures[0]["parameters"]) == 2
+           and help_.get("activeParameter") == 1,
+           f"signatureHelp: {by_id[19]}")
     # After `nn.`: nn's members, not the modules nn itself imports.
     labels = {item["label"] for item in by_id[12]["result"]["items"]}
     expect("dense" in labels and "gelu" in labels
