@@ -2,8 +2,8 @@
 """A recorded LSP session against `dlc lsp`: initialize, didOpen (with an
 error, then fixed by didChange), hover, definition, completion, document
 symbols, formatting, references, rename, signature help, UTF-16 positions,
-a change
-that AD rejects, shutdown and exit; every response is checked. Usage:
+a change that AD rejects, shutdown and exit; every response is checked.
+Usage:
 check_lsp.py PATH/TO/dlc"""
 import json
 import os
