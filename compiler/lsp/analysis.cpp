@@ -8,6 +8,7 @@
 
 #include "compiler/compile/compile.h"
 #include "compiler/format/format.h"
+#include "compiler/lsp/builtin_docs.h"
 #include "compiler/sema/format_type.h"
 #include "compiler/sema/program.h"
 
@@ -68,6 +69,8 @@ std::string DescribeSymbol(const sema::Symbol* symbol) {
     case Kind::Module:
       return "import " + symbol->name.str();
     case Kind::Builtin:
+      if (const BuiltinDoc* doc = FindBuiltinDoc(symbol->name))
+        return std::string(doc->forms) + "  // builtin: " + doc->doc;
       return "builtin " + symbol->name.str();
     case Kind::TypeParam:
       return "type parameter " + symbol->name.str() + ": space";

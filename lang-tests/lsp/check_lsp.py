@@ -7,6 +7,7 @@ Usage:
 check_lsp.py PATH/TO/dlc"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -130,6 +131,9 @@ def main():
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "w * y"),
                     "newName": "let"}},
+        {"jsonrpc": "2.0", "id": 21, "method": "textDocument/hover",
+         "params": {"textDocument": doc,
+                    "position": position_of(DOC, "sum(w", 1)}},
         {"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
          "params": {"textDocument": doc,
                     "position": position_of(DOC, "square(xs)", 1)}},
@@ -250,6 +254,22 @@ def main():
            and len(signatures[0]["parameters"]) == 2
            and help_.get("activeParameter") == 1,
            f"signatureHelp: {by_id[19]}")
+    # A builtin: its forms and what it does; every builtin has a row.
+    hover = by_id[21]["result"]["contents"]["value"]
+    expect("sum(x, d)" in hover and "the sum over the named dims" in hover,
+           f"hover on a builtin: {hover}")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    names = set()
+    for path, pattern in (("compiler/sema/builtins.def",
+                           r'DELTA_BUILTIN\((?!Name\b)\w+, "(\w+)"\)'),
+                          ("compiler/ir/ops.def",
+                           r'DELTA_MATH_OP2?\((?!Name\b)\w+, "(\w+)"')):
+        names |= set(re.findall(pattern, open(os.path.join(root, path)).read()))
+    documented = set(re.findall(
+        r'\{"(\w+)", "', open(os.path.join(root, "compiler/lsp/builtin_docs.h"))
+        .read()))
+    expect(names and names <= documented,
+           f"builtins without hover docs: {sorted(names - documented)}")
     # After `nn.`: nn's members, not the modules nn itself imports.
     labels = {item["label"] for item in by_id[12]["result"]["items"]}
     expect("dense" in labels and "gelu" in labels
