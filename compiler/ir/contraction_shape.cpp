@@ -1,7 +1,21 @@
 // See contraction_shape.h.
 #include "compiler/ir/contraction_shape.h"
 
+#include <cstdint>
+
 namespace delta::ir {
+
+namespace {
+
+// a * b, or INT64_MAX where that overflows: sizes of any magnitude only
+// need comparing with kMinContractionWork.
+int64_t SaturatingProduct(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) return INT64_MAX;
+  return product;
+}
+
+}  // namespace
 
 std::optional<ContractionShape> ClassifyContraction(const DimList& result,
                                                     const DimList& a,
@@ -16,7 +30,7 @@ std::optional<ContractionShape> ClassifyContraction(const DimList& result,
     if (shape.k != nullptr) shape.k_rest.push_back(shape.k);
     shape.k = dim;
     k_known = k_known && dim->constant;
-    if (k_known) k_size *= *dim->constant;
+    if (k_known) k_size = SaturatingProduct(k_size, *dim->constant);
   }
   for (const Dim* dim : result) {
     bool in_a = a.Contains(dim), in_b = b.Contains(dim);
@@ -32,7 +46,9 @@ std::optional<ContractionShape> ClassifyContraction(const DimList& result,
   }
   if (shape.m == nullptr || shape.n == nullptr) return std::nullopt;
   if (shape.m->constant && shape.n->constant && k_known &&
-      *shape.m->constant * *shape.n->constant * k_size < kMinContractionWork)
+      SaturatingProduct(
+          SaturatingProduct(*shape.m->constant, *shape.n->constant), k_size) <
+          kMinContractionWork)
     return std::nullopt;
   return shape;
 }
