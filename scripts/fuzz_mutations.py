@@ -228,6 +228,9 @@ class Mutator:
 # its shadow memory, so it cannot run under an address-space limit: its
 # allocations are limited through ASan's options instead (--sanitized).
 SANITIZED = False
+ASAN_ALLOCATION_FAILED = re.compile(
+    r"AddressSanitizer: (out of memory|requested allocation size|"
+    r"allocation-size-too-big)")
 
 
 def limit_memory():
@@ -278,6 +281,11 @@ def check_mutant(dlc, folder, build, timeout, changed_numbers, slow_source):
                 slow = True
                 continue
             problems.append(f"dlc {name}: timed out after {timeout} s")
+        elif code < 0 and SANITIZED and ASAN_ALLOCATION_FAILED.search(stderr):
+            # The address-space limit's counterpart: ASan aborts a throwing
+            # `new` beyond max_allocation_size_mb even with
+            # allocator_may_return_null, where the limit gives bad_alloc.
+            continue
         elif code < 0:
             problems.append(f"dlc {name}: killed by signal {-code}\n"
                             f"{stderr[-1500:]}")
