@@ -87,6 +87,16 @@ if has_cuda_device():
     config.available_features.add("cuda-device")
 if config.delta_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("asan")
+# lang-tests/distributed/: `%mpi_compare FILE` runs a sharded program under
+# mpirun with 1, 2 and 3 processes against one process (utils/
+# mpi_compare.py). Needs MPI found at configure time; not in sanitizer
+# builds, whose leak checker reports MPI's own allocations.
+elif config.delta_mpirun and not config.delta_mpirun.endswith("NOTFOUND"):
+    config.available_features.add("mpi")
+config.substitutions.append(
+    ("%mpi_compare",
+     f"{python} {os.path.join(utils, 'mpi_compare.py')} "
+     f"{config.delta_mpirun} {config.dlc_path}"))
 # vm.overcommit_memory = 1: the kernel grants any allocation, so a request
 # far beyond memory succeeds and the OOM killer ends the process later.
 def always_overcommits():

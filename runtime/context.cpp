@@ -14,6 +14,12 @@
 #include "runtime/format.h"
 #include "runtime/runtime.h"
 
+// Weak: linked only into libraries with a sharded dim (distributed.h).
+extern "C" int32_t delta_shard_use_comm(int64_t fortran_comm)
+    __attribute__((weak));
+extern "C" int32_t delta_shard_running(void) __attribute__((weak));
+extern "C" void delta_shard_abort(int32_t status) __attribute__((weak));
+
 struct DeltaContext {
   int32_t num_threads = 0;
   int32_t device_memory = 0;  // plain entries take device pointers
@@ -56,6 +62,13 @@ thread_local Guard* current_guard = nullptr;
                   file, line, column, message);
   else
     std::snprintf(guard->message, sizeof guard->message, "error: %s", message);
+  // The other processes of a sharded run would wait for this one forever
+  // in their next collective: report the error and stop them all.
+  if (delta_shard_running != nullptr && delta_shard_running()) {
+    std::fprintf(stderr, "%s\n", guard->message);
+    std::fflush(stderr);
+    delta_shard_abort(1);
+  }
   std::longjmp(guard->jump, 1);
 }
 
@@ -771,6 +784,25 @@ int32_t delta_context_set_device_memory(DeltaContext* context,
                                         int32_t device_memory) {
   if (context == nullptr) return DELTA_STATUS_ERROR_NULL;
   context->device_memory = device_memory != 0 ? 1 : 0;
+  return DELTA_STATUS_OK;
+}
+
+int32_t delta_context_set_mpi_comm(DeltaContext* context,
+                                   int64_t fortran_comm) {
+  if (context == nullptr) return DELTA_STATUS_ERROR_NULL;
+  context->last_error.clear();
+  // Weak (runtime.cpp): only libraries with a sharded dim link MPI.
+  if (delta_shard_use_comm == nullptr) {
+    context->last_error =
+        "this library has no @shard dim: it runs on one process";
+    return DELTA_STATUS_ERROR_ARGUMENT;
+  }
+  if (delta_shard_use_comm(fortran_comm) != 0) {
+    context->last_error =
+        "cannot use the communicator: MPI is not initialized, or this "
+        "library was built without MPI";
+    return DELTA_STATUS_ERROR_ARGUMENT;
+  }
   return DELTA_STATUS_OK;
 }
 

@@ -32,6 +32,10 @@ void delta_context_destroy(DeltaContext* context);
    [Device memory at the boundary] in docs/internals/c_abi.md). */
 int32_t delta_context_set_device_memory(DeltaContext* context,
                                         int32_t device_memory);
+/* Runs the library's sharded dims on the MPI communicator whose Fortran
+   handle is `fortran_comm` (MPI_Comm_c2f), for every context of the
+   process (docs/distributed.md). */
+int32_t delta_context_set_mpi_comm(DeltaContext* context, int64_t fortran_comm);
 /* The message of the last failed call on `context` ("" after success);
    valid until the next call on the context. */
 const char* delta_context_last_error(const DeltaContext* context);

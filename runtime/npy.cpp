@@ -308,8 +308,13 @@ File ReadFile(const char* path, bool header_only = false) {
   return result;
 }
 
+// With block_dim >= 0, `out` is the block [block_offset, block_offset +
+// sizes[block_dim]) along memory dim block_dim of an array whose whole
+// extent there is block_global.
 void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
-          const char* const* names, const int64_t* file_axes, void* out) {
+          const char* const* names, const int64_t* file_axes, void* out,
+          int64_t block_dim = -1, int64_t block_global = 0,
+          int64_t block_offset = 0) {
   std::string where = std::string("cannot read '") + path + "': ";
   File file = ReadFile(path);
   const std::vector<int64_t>& shape = file.shape;
@@ -318,7 +323,9 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
   int64_t count = file.count;
   const std::vector<unsigned char>& bytes = file.bytes;
   std::vector<int64_t> expected(static_cast<size_t>(rank));
-  for (int64_t i = 0; i < rank; ++i) expected[i] = sizes[file_axes[i]];
+  for (int64_t i = 0; i < rank; ++i)
+    expected[i] =
+        file_axes[i] == block_dim ? block_global : sizes[file_axes[i]];
   if (shape != expected) {
     std::string want = "(";
     for (int64_t i = 0; i < rank; ++i) {
@@ -346,6 +353,7 @@ void Read(const char* path, int32_t kind, int64_t rank, const int64_t* sizes,
   std::vector<int64_t> strides(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) strides[file_axes[i]] = file_strides[i];
   const unsigned char* data = bytes.data() + data_start;
+  if (block_dim >= 0) data += block_offset * strides[block_dim] * dtype.bytes;
   ForEachElement(memory_sizes, strides, [&](int64_t position, int64_t offset) {
     double as_float = 0;
     int64_t as_int = 0;
@@ -429,6 +437,17 @@ int delta_npy_read(const char* path, int32_t kind, int64_t rank,
                    int64_t error_size) {
   return Guarded("read", path, error, error_size,
                  [&] { Read(path, kind, rank, sizes, names, file_axes, out); });
+}
+
+int delta_npy_read_block(const char* path, int32_t kind, int64_t rank,
+                         const int64_t* sizes, const char* const* names,
+                         const int64_t* file_axes, int64_t block_dim,
+                         int64_t block_global, int64_t block_offset, void* out,
+                         char* error, int64_t error_size) {
+  return Guarded("read", path, error, error_size, [&] {
+    Read(path, kind, rank, sizes, names, file_axes, out, block_dim,
+         block_global, block_offset);
+  });
 }
 
 int delta_npy_write(const char* path, int32_t kind, const void* data,

@@ -28,6 +28,16 @@ int delta_npy_read(const char* path, int32_t kind, int64_t rank,
                    const int64_t* file_axes, void* out, char* error,
                    int64_t error_size);
 
+/* delta_npy_read of one block of an array: the file holds the whole
+   array, whose extent along memory dim `block_dim` is `block_global`;
+   `out` receives the elements [block_offset, block_offset +
+   sizes[block_dim]) along it (a process's block of a sharded dim). */
+int delta_npy_read_block(const char* path, int32_t kind, int64_t rank,
+                         const int64_t* sizes, const char* const* names,
+                         const int64_t* file_axes, int64_t block_dim,
+                         int64_t block_global, int64_t block_offset, void* out,
+                         char* error, int64_t error_size);
+
 /* Writes the array `data` (elements of `kind`) to `path` as a C-order .npy
    file (format 1.0) with axes in file order. Returns 0 or -1 with a
    message. */

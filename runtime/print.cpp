@@ -14,6 +14,9 @@ thread_local DeltaBuffer line = {};
 
 }  // namespace
 
+// Weak: linked only in programs with a sharded dim (runtime/runtime.cpp).
+extern "C" int32_t delta_shard_is_root(void) __attribute__((weak));
+
 extern "C" {
 
 void delta_print_begin(void) { line.size = 0; }
@@ -31,7 +34,9 @@ void delta_print_value(int32_t kind, const void* data, int64_t rank,
 void delta_print_end(void) {
   delta_buffer_append(&line, "\n", 1);
   if (line.failed) delta_fail(nullptr, 0, 0, "out of memory printing");
-  std::fwrite(line.data, 1, line.size, stdout);
+  // In a sharded run, one process prints for all.
+  if (delta_shard_is_root == nullptr || delta_shard_is_root())
+    std::fwrite(line.data, 1, line.size, stdout);
   // The buffer is kept for the next line; a program prints many.
   line.size = 0;
 }

@@ -11,6 +11,11 @@
 
 #include "runtime/format.h"
 
+// Weak: only programs with a sharded dim link runtime/distributed.cpp (and
+// MPI); for the others they are null.
+extern "C" int32_t delta_shard_running(void) __attribute__((weak));
+extern "C" void delta_shard_abort(int32_t status) __attribute__((weak));
+
 namespace {
 
 constexpr int64_t kAlignment = 64;
@@ -179,6 +184,8 @@ void delta_fail(const char* file, int line, int column, const char* message) {
     line = location_line;
     column = location_column;
   }
+  // The thread pool's workers and embedding contexts unwind through their
+  // handler (context.cpp stops a sharded run itself).
   if (fail_handler != nullptr) {
     fail_handler(fail_user, file, line, column, message);
     std::abort();  // a handler must not return
@@ -191,6 +198,10 @@ void delta_fail(const char* file, int line, int column, const char* message) {
   } else
     std::fprintf(stderr, "error: %s\n", message);
   std::fflush(stderr);
+  // A process of a sharded run takes the others down with it, or they
+  // would wait forever in their next collective.
+  if (delta_shard_running != nullptr && delta_shard_running())
+    delta_shard_abort(1);
   // _exit, not exit: inside `dlc run` the JIT and LLVM are mid-flight, and
   // their static destructors must not run under the program's feet.
   _exit(1);

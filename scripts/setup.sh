@@ -12,6 +12,9 @@ packages=(
   libedit-dev libdlpack-dev
   nlohmann-json3-dev python3-numpy valgrind
   python3
+  # MPI for sharded dims (docs/distributed.md); MPICH works too
+  # (-DDELTA_MPI_IMPL=mpich).
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

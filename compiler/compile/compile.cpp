@@ -7,6 +7,7 @@
 #include "compiler/ir/verifier.h"
 #include "compiler/lower/lower.h"
 #include "compiler/transforms/ad/differentiate.h"
+#include "compiler/transforms/distribute/distribute.h"
 
 namespace delta::compile {
 
@@ -105,8 +106,15 @@ std::unique_ptr<ir::Module> Compile(const sema::Program& program,
       report.Note(Span{}, std::move(problem));
     return nullptr;
   }
+  // 4. A sharded program becomes what each process runs on its block
+  //    (docs/internals/distribute.md), at every optimization level.
+  std::vector<distribute::Problem> problems = distribute::Distribute(*module);
+  for (const distribute::Problem& problem : problems)
+    diags.Report(DiagKind::CannotShardYet, SpanAt(diags.sources(), problem.loc),
+                 problem.message);
+  if (!problems.empty()) return nullptr;
   if (!options.optimize) return module;
-  // 4. Optimize: inline, simplify, CSE, DCE, fusion (docs/internals/
+  // 5. Optimize: inline, simplify, CSE, DCE, fusion (docs/internals/
   //    passes.md).
   llvm::raw_ostream& log = options.pass_log ? *options.pass_log : llvm::errs();
   if (!transforms::RunPipeline(*module, options.pipeline, log, log))

@@ -25,6 +25,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
+#include "runtime/distributed.h"
 #include "runtime/format.h"
 
 namespace delta::driver {
@@ -311,6 +312,12 @@ template <typename Options>
 std::unique_ptr<cuda::CudaCompilation> CompileCuda(const ir::Module& module,
                                                    const Options& options,
                                                    llvm::raw_ostream& err) {
+  if (module.IsSharded()) {
+    err << "dlc: error: a program with a @shard dim runs on CPUs for now "
+           "(GPUs under MPI are planned: docs/distributed.md); build it "
+           "without --target=cuda\n";
+    return nullptr;
+  }
   cuda::CudaOptions cuda_options;
   cuda_options.gpu_arch = options.gpu_arch;
   cuda_options.opt_level = options.opt_level;
@@ -495,14 +502,19 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
   if (!options.interpret)
     return RunNative(*compiled.module, options.opt_level, argv, out, err,
                      timing, cache, key);
+  if (compiled.module->IsSharded()) delta_shard_init();
   llvm::Expected<int> status =
       interpreter::RunMain(*compiled.module, out, argv);
   out.flush();
   if (!status) {
     std::string message = llvm::toString(status.takeError());
     err << message << "\n" << RunTimeErrorExcerpt(message);
+    // The other processes of a sharded run would wait for this one.
+    err.flush();
+    delta_shard_abort(1);
     return kExitCompileError;
   }
+  delta_shard_finalize();
   return *status == 0 ? kExitSuccess : kExitCompileError;
 }
 

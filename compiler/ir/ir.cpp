@@ -106,8 +106,12 @@ Dim* Function::NewOuterDim(std::string name, std::optional<int64_t> constant,
 }
 
 Dim* Function::CopyDim(const Dim& dim, std::string name) {
-  return dim.order < 0 ? NewOuterDim(std::move(name), dim.constant, nullptr)
-                       : NewDim(std::move(name), dim.constant, nullptr);
+  Dim* copy = dim.order < 0
+                  ? NewOuterDim(std::move(name), dim.constant, nullptr)
+                  : NewDim(std::move(name), dim.constant, nullptr);
+  copy->sharded = dim.sharded;
+  copy->global_constant = dim.global_constant;
+  return copy;
 }
 
 Function* Module::AddFunction(std::string name) {
@@ -118,6 +122,12 @@ Function* Module::AddFunction(std::string name) {
   function->body = std::make_unique<Block>();
   function->body->function = function;
   return function;
+}
+
+bool Module::IsSharded() const {
+  for (const auto& dim : dims)
+    if (dim->sharded) return true;
+  return false;
 }
 
 Function* Module::FindFunction(llvm::StringRef name) const {

@@ -81,6 +81,12 @@ struct Dim {
   int64_t order = 0;  // canonical order: printing and memory layout
   std::optional<int64_t> constant;
   Value* size = nullptr;
+  // Split across the processes of a sharded run (docs/distributed.md).
+  // Until the distribute pass, constant/size give the whole dim; the pass
+  // moves a constant to global_constant, so that code after it asks the
+  // runtime for the extent of the block a process holds.
+  bool sharded = false;
+  std::optional<int64_t> global_constant;
 };
 
 // A set of dims, sorted by canonical order (the same set as sema's DimSet,
@@ -268,6 +274,8 @@ class Module {
   Function* AddFunction(std::string name);
   Function* FindFunction(llvm::StringRef name) const;
   Dim* AddDim(std::string name, int64_t size);
+  // Whether a module dim is sharded (`@shard dim`, docs/distributed.md).
+  bool IsSharded() const;
   // The next canonical position for a new dim, shared by all functions.
   int64_t NextDimOrder() { return next_dim_order_++; }
   // A position before every ordinary dim and after the outer dims made

@@ -91,6 +91,7 @@ class Printer {
     out_ << OpMnemonic(op.kind);
     switch (op.kind) {
       case OpKind::Reduce:
+      case OpKind::Allreduce:
         out_ << "." << ReduceName(op.reduce);
         break;
       case OpKind::Const:
@@ -177,7 +178,8 @@ void PrintFunction(const Function& function, llvm::raw_ostream& out) {
 
 void PrintModule(const Module& module, llvm::raw_ostream& out) {
   for (const auto& dim : module.dims)
-    out << "dim " << dim->name << " = " << *dim->constant << "\n";
+    out << (dim->sharded ? "@shard dim " : "dim ") << dim->name << " = "
+        << *dim->constant << "\n";
   for (const auto& function : module.functions) {
     out << "\n";
     PrintFunction(*function, out);

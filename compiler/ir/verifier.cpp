@@ -153,7 +153,13 @@ class Verifier {
           Fail("a constant is a scalar", &op);
         return;
       case OpKind::Size:
+      case OpKind::ShardOffset:
         if (count(0, 1, 0) && op.dims.size() != 1) Fail("needs one dim", &op);
+        return;
+      case OpKind::Allreduce:
+      case OpKind::Exscan:
+        if (count(1, 1, 0))
+          ExpectType(op, op.results[0]->type, op.operands[0]->type, "result");
         return;
       case OpKind::Select: {
         if (!count(3, 1, 0)) return;

@@ -152,8 +152,11 @@ void Lowerer::DeclareModuleDims() {
             [](const sema::DimInfo* a, const sema::DimInfo* b) {
               return a->order < b->order;
             });
-  for (const sema::DimInfo* dim : dims)
-    module_dims_[dim] = module_->AddDim(dim->name.str(), *dim->constant_size);
+  for (const sema::DimInfo* dim : dims) {
+    ir::Dim* ir_dim = module_->AddDim(dim->name.str(), *dim->constant_size);
+    ir_dim->sharded = dim->sharded;
+    module_dims_[dim] = ir_dim;
+  }
 }
 
 namespace {

@@ -47,6 +47,35 @@ int StructInfo::FieldIndex(llvm::StringRef name) const {
   return -1;
 }
 
+bool Checker::CheckDimAttributes(const ast::DimDecl& dim) {
+  bool sharded = false;
+  for (const ast::Attribute& attribute : dim.attributes) {
+    if (attribute.name.name != "shard") {
+      Error(DiagKind::UnknownAttribute, attribute.name.span,
+            "unknown attribute `@" + attribute.name.name.str() +
+                "` on a dim; the only one is @shard");
+      continue;
+    }
+    if (!attribute.args.empty()) {
+      Error(DiagKind::BadShard, attribute.span,
+            "@shard takes no arguments: the processes are those `mpirun` "
+            "starts");
+      continue;
+    }
+    if (sharded_dim_ != nullptr && sharded_dim_ != &dim) {
+      Error(DiagKind::BadShard, attribute.span,
+            "dim `" + dim.name.name.str() +
+                "` cannot be sharded too: a program shards one dim")
+          .Note(sharded_dim_->name.span,
+                "`" + sharded_dim_->name.name.str() + "` is sharded here");
+      continue;
+    }
+    sharded_dim_ = &dim;
+    sharded = true;
+  }
+  return sharded;
+}
+
 void Checker::CollectDecls(ModuleInfo* module) {
   Scope* scope = module->scope;
   auto declare = [&](Symbol* symbol, const ast::Decl* decl) {
@@ -73,6 +102,7 @@ void Checker::CollectDecls(ModuleInfo* module) {
       info.name = dim->name.name;
       info.span = dim->name.span;
       info.module = module;
+      info.sharded = CheckDimAttributes(*dim);
       symbol->dim = types().NewDim(info);
       symbol->owner = module;
       dim->symbol = symbol;

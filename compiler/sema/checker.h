@@ -285,6 +285,8 @@ class Checker {
 
  private:
   void CollectDecls(ModuleInfo* module);
+  // Whether `dim`'s attributes make it sharded (`@shard`); reports others.
+  bool CheckDimAttributes(const ast::DimDecl& dim);
   const Signature* LambdaSignature(const Callable* callable,
                                    const std::vector<const Type*>* arg_types,
                                    Span use);
@@ -327,6 +329,8 @@ class Checker {
   // Lets already reported as depending on themselves.
   llvm::DenseSet<const ast::LetDecl*> lets_reported_;
   std::vector<std::string> import_stack_;
+  // The program's @shard dim, once one is declared (one per program).
+  const ast::DimDecl* sharded_dim_ = nullptr;
   // Unsuffixed integer literals, range-checked once their type is known;
   // those written after a unary minus may reach the type's minimum.
   std::vector<const ast::IntLitExpr*> int_literals_;

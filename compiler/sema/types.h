@@ -36,7 +36,9 @@ struct DimInfo {
   // modules first). Printing and memory layout go by it.
   uint32_t order = 0;
   std::optional<int64_t> constant_size;  // known at compile time
-  const ModuleInfo* module = nullptr;    // where a module dim lives
+  // `@shard dim`: split across the processes of a run (docs/distributed.md).
+  bool sharded = false;
+  const ModuleInfo* module = nullptr;  // where a module dim lives
 };
 
 // A set of dims, kept sorted by canonical order (lowering turns it into

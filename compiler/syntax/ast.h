@@ -392,11 +392,19 @@ class Decl : public Node {
   const Kind kind;
 };
 
-// `dim feat = 784;`
+// `@vjp(logsumexp)` before a function, `@shard` before a dim.
+struct Attribute {
+  Ident name;
+  std::vector<Expr*> args;
+  Span span;
+};
+
+// `dim feat = 784;`, `@shard dim batch = 60000;`
 class DimDecl : public Decl {
  public:
   DimDecl() : Decl(Kind::Dim) {}
   static bool classof(const Decl* d) { return d->kind == Kind::Dim; }
+  std::vector<Attribute> attributes;
   Ident name;
   Expr* size = nullptr;
   sema::Symbol* symbol = nullptr;  // sema
@@ -416,13 +424,6 @@ class StructDecl : public Decl {
   std::vector<Ident> size_params;
   std::vector<FieldDecl> fields;
   sema::Symbol* symbol = nullptr;  // sema
-};
-
-// `@vjp(logsumexp)` before a function.
-struct Attribute {
-  Ident name;
-  std::vector<Expr*> args;
-  Span span;
 };
 
 // `P: space` among a function's size parameters: a type parameter, any

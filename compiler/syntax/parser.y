@@ -258,10 +258,11 @@ decls
   ;
 
 decl
-  : "dim" Ident "=" expr ";" {
+  : attributes "dim" Ident "=" expr ";" {
       auto* d = ctx.New<ast::DimDecl>(@$);
-      d->name = $2;
-      d->size = $4;
+      d->attributes = std::move($1);
+      d->name = $3;
+      d->size = $5;
       ctx.AddDecl(d);
     }
   | "struct" Ident opt_size_params "{" field_decls "}" {

@@ -330,6 +330,8 @@ void WrapperEmitter::ContextFunctions() {
           llvm::Type::getVoidTy(context_), {ptr_});
   forward("_context_set_device_memory", "delta_context_set_device_memory", i32_,
           {ptr_, i32_});
+  forward("_context_set_mpi_comm", "delta_context_set_mpi_comm", i32_,
+          {ptr_, llvm::Type::getInt64Ty(context_)});
   forward("_last_error", "delta_context_last_error", ptr_, {ptr_});
   forward("_status_string", "delta_status_string", ptr_, {i32_});
 }

@@ -106,6 +106,20 @@ void model_context_destroy(model_context* ctx);
    them at the call); 0 (the default): host memory. */
 model_status model_context_set_device_memory(model_context* ctx,
                                              int32_t device_memory);
+/* A library with a @shard dim (docs/distributed.md) runs on the processes
+   of an MPI communicator: call this once per process, after MPI_Init, with
+   its Fortran handle, MPI_Comm_c2f(comm) (with <mpi.h> included before this
+   header, model_context_set_comm takes the MPI_Comm). Each process then
+   passes its block of every array with the sharded dim. ERROR_ARGUMENT: MPI
+   is not initialized, or the library has no sharded dim. */
+model_status model_context_set_mpi_comm(model_context* ctx,
+                                        int64_t fortran_comm);
+#if defined(MPI_VERSION)
+static inline model_status model_context_set_comm(model_context* ctx,
+                                                  MPI_Comm comm) {
+  return model_context_set_mpi_comm(ctx, (int64_t)MPI_Comm_c2f(comm));
+}
+#endif
 /* The message of the last failed call on `ctx` ("" after a success), with
    `file:line:col: error:` for run-time errors; valid until the next call. */
 const char* model_last_error(const model_context* ctx);

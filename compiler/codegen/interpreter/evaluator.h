@@ -110,7 +110,10 @@ class Evaluator {
                                      std::vector<Tensor> args);
 
  private:
+  // The extent of `dim` here: of this process's block for a sharded dim.
   Expected<int64_t> DimSize(const Dim* dim, const Loc& loc);
+  // The size of the whole dim (what `size` gives).
+  Expected<int64_t> GlobalDimSize(const Dim* dim, const Loc& loc);
   Expected<std::vector<int64_t>> ShapeOf(const DimList& dims, const Loc& loc);
   Expected<Tensor> New(const Type& type, const Loc& loc);
   // `tensor` broadcast to `type` (sizes from this frame), read at `point`.
@@ -152,6 +155,11 @@ class Evaluator {
   Error RunIf(const Op& op);
   Error RunCall(const Op& op);
   Error RunPrint(const Op& op);
+  // allreduce, exscan, shard_offset (distributed.cpp).
+  Error RunCollective(const Op& op);
+  // `tensor`, which holds this process's block of its sharded dim, whole
+  // on the root process (its block elsewhere, which nothing reads).
+  Expected<Tensor> Gathered(const Tensor& tensor, const Loc& loc);
   Error RunNpy(const Op& op);
   Error SetResults(const Op& op, std::vector<Tensor> results);
 

@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/interpreter/evaluator.h"
 #include "runtime/args.h"
+#include "runtime/distributed.h"
 #include "runtime/format.h"
 
 namespace delta::interpreter {
@@ -150,7 +151,14 @@ Expected<int> RunMain(const Module& module, llvm::raw_ostream& out,
 }
 
 Expected<int64_t> Evaluator::DimSize(const Dim* dim, const Loc& loc) {
+  Expected<int64_t> global = GlobalDimSize(dim, loc);
+  if (!global || !dim->sharded) return global;
+  return delta_shard_extent(*global);
+}
+
+Expected<int64_t> Evaluator::GlobalDimSize(const Dim* dim, const Loc& loc) {
   if (dim->constant) return *dim->constant;
+  if (dim->global_constant) return *dim->global_constant;
   auto it = dim_sizes_.find(dim);
   if (it != dim_sizes_.end()) return it->second;
   auto value = values_.find(dim->size);
@@ -340,10 +348,13 @@ Error Evaluator::RunOther(const Op& op) {
     case OpKind::Size:
     case OpKind::Iota: {
       if (op.dims.size() != 1) return InternalError(op, "needs one dim");
+      if (op.kind == OpKind::Size) {
+        Expected<int64_t> global = GlobalDimSize(op.dims[0], op.loc);
+        if (!global) return global.takeError();
+        return SetResults(op, {Tensor::Int(ElemKind::I64, *global)});
+      }
       Expected<int64_t> size = DimSize(op.dims[0], op.loc);
       if (!size) return size.takeError();
-      if (op.kind == OpKind::Size)
-        return SetResults(op, {Tensor::Int(ElemKind::I64, *size)});
       Expected<Tensor> iota = New(op.results[0]->type, op.loc);
       if (!iota) return iota.takeError();
       for (int64_t i = 0; i < *size; ++i) iota->ints[i] = i;
@@ -394,6 +405,10 @@ Error Evaluator::RunOther(const Op& op) {
     }
     case OpKind::Print:
       return RunPrint(op);
+    case OpKind::Allreduce:
+    case OpKind::Exscan:
+    case OpKind::ShardOffset:
+      return RunCollective(op);
     case OpKind::ReadNpy:
     case OpKind::WriteNpy:
       return RunNpy(op);

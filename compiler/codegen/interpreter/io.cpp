@@ -2,6 +2,7 @@
 // its values, and read_npy and write_npy through the runtime's .npy code.
 #include "compiler/codegen/interpreter/evaluator.h"
 #include "runtime/args.h"
+#include "runtime/distributed.h"
 #include "runtime/format.h"
 #include "runtime/npy.h"
 
@@ -21,10 +22,13 @@ Error Evaluator::RunPrint(const Op& op) {
     }
     if (next >= op.operands.size())
       return InternalError(op, "more value items than operands");
-    line += FormatTensor(Get(op.operands[next++]));
+    // A sharded array is printed whole, by the root process.
+    Expected<Tensor> whole = Gathered(Get(op.operands[next++]), op.loc);
+    if (!whole) return whole.takeError();
+    line += FormatTensor(*whole);
   }
   line += "\n";
-  interpreter_.out_ << line;
+  if (delta_shard_is_root()) interpreter_.out_ << line;
   interpreter_.out_.flush();
   return Error::success();
 }
@@ -46,7 +50,14 @@ Error Evaluator::RunNpy(const Op& op) {
     if (!result) return result.takeError();
     tensor = std::move(*result);
   } else {
-    tensor = Get(op.operands[0]);
+    // A sharded array is written whole, by the root process.
+    Expected<Tensor> whole = Gathered(Get(op.operands[0]), op.loc);
+    if (!whole) return whole.takeError();
+    if (!delta_shard_is_root()) {
+      delta_shard_barrier();  // until the root has written the file
+      return Error::success();
+    }
+    tensor = std::move(*whole);
   }
   if (op.dims.size() != tensor.dims.size())
     return InternalError(op, "the dims do not match the array");
@@ -67,17 +78,29 @@ Error Evaluator::RunNpy(const Op& op) {
   char error[1024];
   int status = 0;
   if (read) {
+    // Of a sharded dim, this process's block only.
+    int64_t block_dim = -1, global = 0, offset = 0;
+    for (size_t d = 0; d < tensor.dims.size(); ++d)
+      if (tensor.dims[d]->sharded) {
+        Expected<int64_t> size = GlobalDimSize(tensor.dims[d], op.loc);
+        if (!size) return size.takeError();
+        block_dim = static_cast<int64_t>(d);
+        global = *size;
+        offset = delta_shard_offset(global);
+      }
     if (tensor.HasFloatStorage()) {
-      status = delta_npy_read(path.c_str(), DELTA_ELEM_F64, rank,
-                              tensor.shape.data(), names.data(), axes.data(),
-                              tensor.floats.data(), error, sizeof error);
+      status = delta_npy_read_block(path.c_str(), DELTA_ELEM_F64, rank,
+                                    tensor.shape.data(), names.data(),
+                                    axes.data(), block_dim, global, offset,
+                                    tensor.floats.data(), error, sizeof error);
       if (tensor.elem == ElemKind::F32)
         for (double& value : tensor.floats)
           value = static_cast<double>(static_cast<float>(value));
     } else {
-      status = delta_npy_read(path.c_str(), DELTA_ELEM_I64, rank,
-                              tensor.shape.data(), names.data(), axes.data(),
-                              tensor.ints.data(), error, sizeof error);
+      status = delta_npy_read_block(path.c_str(), DELTA_ELEM_I64, rank,
+                                    tensor.shape.data(), names.data(),
+                                    axes.data(), block_dim, global, offset,
+                                    tensor.ints.data(), error, sizeof error);
     }
     if (status != 0) return LocatedError(op.loc, error);
     return SetResults(op, {std::move(tensor)});
@@ -113,6 +136,7 @@ Error Evaluator::RunNpy(const Op& op) {
       break;
   }
   if (status != 0) return LocatedError(op.loc, error);
+  delta_shard_barrier();  // the others wait for the file
   return Error::success();
 }
 

@@ -147,6 +147,12 @@ void EmitCMain(ModuleContext& context, const ir::Module& ir_module,
       llvm::FunctionType::get(i32, {i32, ptr}, false),
       llvm::GlobalValue::ExternalLinkage, "main", module);
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(llvm_context, "", main));
+  // A sharded program joins the processes `mpirun` started first
+  // (runtime/distributed.h).
+  if (ir_module.IsSharded())
+    builder.CreateCall(module.getOrInsertFunction(
+        "delta_shard_init",
+        llvm::FunctionType::get(builder.getVoidTy(), false)));
 
   const std::vector<ir::ProgramParam>& params = ir_module.main_params;
   std::vector<llvm::Constant*> names;
@@ -231,6 +237,10 @@ void EmitCMain(ModuleContext& context, const ir::Module& ir_module,
   builder.CreateCall(delta_main, args);
   builder.CreateCall(module.getOrInsertFunction(
       "delta_flush", llvm::FunctionType::get(builder.getVoidTy(), false)));
+  if (ir_module.IsSharded())
+    builder.CreateCall(module.getOrInsertFunction(
+        "delta_shard_finalize",
+        llvm::FunctionType::get(builder.getVoidTy(), false)));
   builder.CreateRet(builder.getInt32(0));
 }
 

@@ -147,7 +147,10 @@ class FunctionEmitter {
   void Set(const ir::Value* value, llvm::Value* llvm_value) {
     values_[value] = llvm_value;
   }
+  // The extent of `dim` here: of this process's block for a sharded dim.
   llvm::Value* DimSize(const ir::Dim* dim);
+  // The size of the whole dim (what `size` gives).
+  llvm::Value* GlobalDimSize(const ir::Dim* dim);
   llvm::Type* RegisterType(ir::ElemKind kind);
   llvm::Type* MemoryType(ir::ElemKind kind);
   llvm::Type* ValueType(const ir::Type& type);
@@ -212,6 +215,14 @@ class FunctionEmitter {
   // --- io_ops.cpp: print and .npy files ---
   void EmitPrint(const ir::Op& op);
   void EmitNpy(const ir::Op& op);
+
+  // --- distributed_ops.cpp: a sharded run's collectives (runtime/
+  // distributed.h) ---
+  void EmitCollective(const ir::Op& op);
+  // A call of the runtime's distributed.h function `name` (i64 or void
+  // results; the arguments' types give its parameters).
+  llvm::Value* CallShard(llvm::StringRef name, llvm::Type* result,
+                         llvm::ArrayRef<llvm::Value*> args);
 
   // --- layout.cpp: Note [Physical layout] ---
   // `dims` in memory order, outermost first: the order loop nests run in.

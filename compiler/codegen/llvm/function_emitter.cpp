@@ -86,7 +86,15 @@ llvm::Value* FunctionEmitter::Get(const ir::Value* value) {
 }
 
 llvm::Value* FunctionEmitter::DimSize(const ir::Dim* dim) {
+  if (dim->sharded)
+    return CallShard("delta_shard_extent", builder_.getInt64Ty(),
+                     {GlobalDimSize(dim)});
+  return GlobalDimSize(dim);
+}
+
+llvm::Value* FunctionEmitter::GlobalDimSize(const ir::Dim* dim) {
   if (dim->constant) return builder_.getInt64(*dim->constant);
+  if (dim->global_constant) return builder_.getInt64(*dim->global_constant);
   if (dim->size == nullptr)
     llvm::report_fatal_error("codegen: dim " + llvm::Twine(dim->name) +
                              " has no size");
@@ -349,7 +357,12 @@ void FunctionEmitter::EmitOp(const ir::Op& op) {
       Set(op.results[0], EmitConst(op));
       return;
     case ir::OpKind::Size:
-      Set(op.results[0], DimSize(op.dims[0]));
+      Set(op.results[0], GlobalDimSize(op.dims[0]));
+      return;
+    case ir::OpKind::Allreduce:
+    case ir::OpKind::Exscan:
+    case ir::OpKind::ShardOffset:
+      EmitCollective(op);
       return;
     case ir::OpKind::Iota:
       EmitIota(op);

@@ -50,6 +50,13 @@ llvm::Value* EmitScalarSlot(FunctionEmitter& emitter, ir::ElemKind elem,
   return slot;
 }
 
+// Where an array's sharded dim is among its dims, or -1.
+int64_t ShardedPosition(const ir::Type& type) {
+  for (size_t d = 0; d < type.dims.size(); ++d)
+    if (type.dims[d]->sharded) return static_cast<int64_t>(d);
+  return -1;
+}
+
 }  // namespace
 
 void FunctionEmitter::EmitPrint(const ir::Op& op) {
@@ -69,10 +76,17 @@ void FunctionEmitter::EmitPrint(const ir::Op& op) {
     if (type.IsScalar()) data = EmitScalarSlot(*this, type.elem, data, "print");
     size_t rank = type.dims.size();
     DimArrays dims = EmitDimArrays(*this, type);
-    builder_.CreateCall(module_.print_value,
-                        {builder_.getInt32(RuntimeElemKind(type.elem)), data,
-                         builder_.getInt64(static_cast<int64_t>(rank)),
-                         dims.sizes, dims.names});
+    std::vector<llvm::Value*> args = {
+        builder_.getInt32(RuntimeElemKind(type.elem)), data,
+        builder_.getInt64(static_cast<int64_t>(rank)), dims.sizes, dims.names};
+    // A sharded array is gathered and printed by the root process.
+    if (int64_t sharded = ShardedPosition(type); sharded >= 0) {
+      args.push_back(builder_.getInt64(sharded));
+      args.push_back(GlobalDimSize(type.dims[sharded]));
+      CallShard("delta_shard_print_value", builder_.getVoidTy(), args);
+    } else {
+      builder_.CreateCall(module_.print_value, args);
+    }
   }
   builder_.CreateCall(module_.print_end);
   for (llvm::Value* copy : copies) Free(copy);
@@ -129,10 +143,20 @@ void FunctionEmitter::EmitNpy(const ir::Op& op) {
     } else {
       data = Allocate(type);
     }
-    builder_.CreateCall(module_.read_npy,
-                        {file, line, column, path, kind,
-                         builder_.getInt64(static_cast<int64_t>(rank)),
-                         dims.sizes, dims.names, axes, data});
+    std::vector<llvm::Value*> args = {
+        file,       line,       column,
+        path,       kind,       builder_.getInt64(static_cast<int64_t>(rank)),
+        dims.sizes, dims.names, axes};
+    // Of a sharded array, this process's block.
+    if (int64_t sharded = ShardedPosition(type); sharded >= 0) {
+      args.push_back(builder_.getInt64(sharded));
+      args.push_back(GlobalDimSize(type.dims[sharded]));
+      args.push_back(data);
+      CallShard("delta_shard_read_npy", builder_.getVoidTy(), args);
+    } else {
+      args.push_back(data);
+      builder_.CreateCall(module_.read_npy, args);
+    }
     if (slot != nullptr) {
       llvm::Value* loaded = builder_.CreateLoad(memory_type, slot);
       if (type.elem == ir::ElemKind::Bool)
@@ -149,10 +173,27 @@ void FunctionEmitter::EmitNpy(const ir::Op& op) {
   std::vector<llvm::Value*> copies;
   llvm::Value* data = CanonicalTemporary(type, Get(value), copies);
   if (type.IsScalar()) data = EmitScalarSlot(*this, type.elem, data, "npy");
-  builder_.CreateCall(
-      module_.write_npy,
-      {file, line, column, path, kind, data,
-       builder_.getInt64(static_cast<int64_t>(rank)), dims.sizes, axes});
+  std::vector<llvm::Value*> args = {
+      file,
+      line,
+      column,
+      path,
+      kind,
+      data,
+      builder_.getInt64(static_cast<int64_t>(rank)),
+      dims.sizes,
+      axes};
+  // In a sharded program the root process writes (a sharded array
+  // gathered), and the others wait until the file is there.
+  if (function_.module->IsSharded()) {
+    int64_t sharded = ShardedPosition(type);
+    args.push_back(builder_.getInt64(sharded));
+    args.push_back(sharded >= 0 ? GlobalDimSize(type.dims[sharded])
+                                : builder_.getInt64(0));
+    CallShard("delta_shard_write_npy", builder_.getVoidTy(), args);
+  } else {
+    builder_.CreateCall(module_.write_npy, args);
+  }
   for (llvm::Value* copy : copies) Free(copy);
 }
 

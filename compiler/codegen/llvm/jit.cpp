@@ -16,6 +16,7 @@
 #include "compiler/codegen/llvm/target.h"
 #include "runtime/args.h"
 #include "runtime/cuda.h"
+#include "runtime/distributed.h"
 #include "runtime/kernels.h"
 #include "runtime/npy.h"
 #include "runtime/runtime.h"
@@ -48,6 +49,19 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
       {"delta_path_arg", reinterpret_cast<void*>(&delta_path_arg)},
       {"delta_npy_extents", reinterpret_cast<void*>(&delta_npy_extents)},
       {"delta_parallel_for", reinterpret_cast<void*>(&delta_parallel_for)},
+      {"delta_shard_init", reinterpret_cast<void*>(&delta_shard_init)},
+      {"delta_shard_finalize", reinterpret_cast<void*>(&delta_shard_finalize)},
+      {"delta_shard_extent", reinterpret_cast<void*>(&delta_shard_extent)},
+      {"delta_shard_offset", reinterpret_cast<void*>(&delta_shard_offset)},
+      {"delta_shard_allreduce",
+       reinterpret_cast<void*>(&delta_shard_allreduce)},
+      {"delta_shard_exscan_sum",
+       reinterpret_cast<void*>(&delta_shard_exscan_sum)},
+      {"delta_shard_print_value",
+       reinterpret_cast<void*>(&delta_shard_print_value)},
+      {"delta_shard_read_npy", reinterpret_cast<void*>(&delta_shard_read_npy)},
+      {"delta_shard_write_npy",
+       reinterpret_cast<void*>(&delta_shard_write_npy)},
       {"delta_num_threads", reinterpret_cast<void*>(&delta_num_threads)},
       {"delta_gemm_f32", reinterpret_cast<void*>(&delta_gemm_f32)},
       {"delta_gemm_f64", reinterpret_cast<void*>(&delta_gemm_f64)},

@@ -1,0 +1,339 @@
+// The one- or many-process half of sharded dims (runtime/distributed.h).
+// With MPI the state is set once by delta_shard_init on the main thread
+// before any worker reads it; the collectives run on that thread only
+// (the distribute pass keeps them out of parallel loops).
+#include "runtime/distributed.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "runtime/format.h"
+#include "runtime/npy.h"
+#include "runtime/runtime.h"
+
+#ifdef DELTA_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace {
+
+int32_t rank = 0;
+int32_t processes = 1;
+// The process that prints and writes files: 0, or DELTA_SHARD_ROOT (tests
+// use it to see that every process holds the same replicated values).
+int32_t root = 0;
+
+int64_t ElemBytes(int32_t elem) {
+  switch (elem) {
+    case DELTA_ELEM_F32:
+    case DELTA_ELEM_I32:
+      return 4;
+    case DELTA_ELEM_BOOL:
+      return 1;
+    default:
+      return 8;
+  }
+}
+
+#ifdef DELTA_HAVE_MPI
+bool active = false;  // MPI initialized here, with more than one process
+// The processes of the run: MPI_COMM_WORLD, or the communicator an
+// embedding program gave (delta_shard_use_comm).
+MPI_Comm comm = MPI_COMM_NULL;
+
+// Whether `mpirun` (OpenMPI, MPICH's Hydra, or PMIx) started this process:
+// outside it a one-process run needs no MPI at all.
+bool UnderMpirun() {
+  for (const char* name : {"Ocomm_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+
+MPI_Datatype TypeOf(int32_t elem) {
+  switch (elem) {
+    case DELTA_ELEM_F32:
+      return MPI_FLOAT;
+    case DELTA_ELEM_F64:
+      return MPI_DOUBLE;
+    case DELTA_ELEM_I32:
+      return MPI_INT32_T;
+    case DELTA_ELEM_BOOL:
+      return MPI_UINT8_T;
+    default:
+      return MPI_INT64_T;
+  }
+}
+
+MPI_Op OpOf(int32_t combine) {
+  switch (combine) {
+    case DELTA_COMBINE_PROD:
+      return MPI_PROD;
+    case DELTA_COMBINE_MAX:
+      return MPI_MAX;
+    case DELTA_COMBINE_MIN:
+      return MPI_MIN;
+    default:
+      return MPI_SUM;
+  }
+}
+
+// MPI takes int counts: a larger array goes in pieces.
+constexpr int64_t kMaxPiece = 1 << 30;
+
+// Whether delta_shard_init initialized MPI (then delta_shard_finalize
+// finalizes it; an embedding program does both itself).
+bool initialized_here = false;
+#endif
+
+}  // namespace
+
+extern "C" {
+
+void delta_shard_init(void) {
+#ifdef DELTA_HAVE_MPI
+  static bool done = false;
+  if (done) return;
+  done = true;
+  if (!UnderMpirun()) return;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    initialized_here = true;
+  }
+  comm = MPI_COMM_WORLD;
+  int r = 0, p = 1;
+  MPI_Comm_rank(comm, &r);
+  MPI_Comm_size(comm, &p);
+  rank = r;
+  processes = p;
+  active = p > 1;
+  if (const char* chosen = std::getenv("DELTA_SHARD_ROOT")) {
+    int value = std::atoi(chosen);
+    if (value > 0 && value < p) root = value;
+  }
+#endif
+}
+
+void delta_shard_finalize(void) {
+#ifdef DELTA_HAVE_MPI
+  // Not from atexit: a process that stops the run with MPI_Abort may exit
+  // through it, and finalizing would then wait for the processes it kills.
+  if (!initialized_here) return;
+  initialized_here = false;
+  active = false;
+  MPI_Finalize();
+#endif
+}
+
+int32_t delta_shard_use_comm(int64_t fortran_comm) {
+#ifdef DELTA_HAVE_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return -1;
+  comm = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_comm));
+  int r = 0, p = 1;
+  if (MPI_Comm_rank(comm, &r) != MPI_SUCCESS ||
+      MPI_Comm_size(comm, &p) != MPI_SUCCESS)
+    return -1;
+  rank = r;
+  processes = p;
+  active = p > 1;
+  return 0;
+#else
+  (void)fortran_comm;
+  return -1;
+#endif
+}
+
+int32_t delta_shard_running(void) {
+#ifdef DELTA_HAVE_MPI
+  return active ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
+int32_t delta_shard_rank(void) { return rank; }
+int32_t delta_shard_is_root(void) { return rank == root; }
+int32_t delta_shard_processes(void) { return processes; }
+
+int64_t delta_shard_extent(int64_t global) {
+  return global / processes + (rank < global % processes ? 1 : 0);
+}
+
+int64_t delta_shard_offset(int64_t global) {
+  return rank * (global / processes) +
+         std::min<int64_t>(rank, global % processes);
+}
+
+void delta_shard_allreduce(int32_t elem, int32_t combine, void* data,
+                           int64_t count) {
+#ifdef DELTA_HAVE_MPI
+  if (!active) return;
+  auto* bytes = static_cast<char*>(data);
+  for (int64_t done = 0; done < count; done += kMaxPiece) {
+    int piece = static_cast<int>(std::min(kMaxPiece, count - done));
+    MPI_Allreduce(MPI_IN_PLACE, bytes + done * ElemBytes(elem), piece,
+                  TypeOf(elem), OpOf(combine), comm);
+  }
+#else
+  (void)elem, (void)combine, (void)data, (void)count;
+#endif
+}
+
+void delta_shard_exscan_sum(int32_t elem, void* data, int64_t count) {
+  int64_t bytes = count * ElemBytes(elem);
+#ifdef DELTA_HAVE_MPI
+  if (active) {
+    std::vector<char> mine(static_cast<char*>(data),
+                           static_cast<char*>(data) + bytes);
+    auto* out = static_cast<char*>(data);
+    for (int64_t done = 0; done < count; done += kMaxPiece) {
+      int piece = static_cast<int>(std::min(kMaxPiece, count - done));
+      int64_t at = done * ElemBytes(elem);
+      MPI_Exscan(mine.data() + at, out + at, piece, TypeOf(elem), MPI_SUM,
+                 comm);
+    }
+    // MPI leaves the first process's buffer undefined: the empty sum.
+    if (rank == 0) std::memset(data, 0, bytes);
+    return;
+  }
+#endif
+  std::memset(data, 0, bytes);
+}
+
+void delta_shard_gather(int64_t elem_bytes, const void* block, int64_t outer,
+                        int64_t global, int64_t inner, void* whole) {
+  int64_t extent = delta_shard_extent(global);
+  int64_t block_bytes = outer * extent * inner * elem_bytes;
+#ifdef DELTA_HAVE_MPI
+  if (active) {
+    // Each process's block arrives whole (one message each); the root
+    // then interleaves them along the axis.
+    std::vector<char> staged(rank == root ? outer * global * inner * elem_bytes
+                                          : 0);
+    if (rank == root) {
+      int64_t at = 0;
+      for (int32_t from = 0; from < processes; ++from) {
+        int64_t their_extent =
+            global / processes + (from < global % processes ? 1 : 0);
+        int64_t bytes = outer * their_extent * inner * elem_bytes;
+        if (from == root)
+          std::memcpy(staged.data() + at, block, bytes);
+        else
+          for (int64_t done = 0; done < bytes; done += kMaxPiece)
+            MPI_Recv(staged.data() + at + done,
+                     static_cast<int>(std::min(kMaxPiece, bytes - done)),
+                     MPI_BYTE, from, 0, comm, MPI_STATUS_IGNORE);
+        // Block `from` lands at its offset along the axis of each row.
+        int64_t offset = from * (global / processes) +
+                         std::min<int64_t>(from, global % processes);
+        int64_t row = their_extent * inner * elem_bytes;
+        for (int64_t o = 0; o < outer; ++o)
+          std::memcpy(static_cast<char*>(whole) +
+                          (o * global + offset) * inner * elem_bytes,
+                      staged.data() + at + o * row, row);
+        at += bytes;
+      }
+    } else {
+      const char* bytes = static_cast<const char*>(block);
+      for (int64_t done = 0; done < block_bytes; done += kMaxPiece)
+        MPI_Send(bytes + done,
+                 static_cast<int>(std::min(kMaxPiece, block_bytes - done)),
+                 MPI_BYTE, root, 0, comm);
+    }
+    return;
+  }
+#endif
+  std::memcpy(whole, block, block_bytes);
+}
+
+}  // extern "C"
+
+namespace {
+
+// An array with a sharded dim, gathered whole onto the root: `whole` and
+// `sizes` hold it there (with the global size at `sharded_dim`).
+struct Whole {
+  std::vector<char> data;
+  std::vector<int64_t> sizes;
+};
+
+Whole GatherWhole(int32_t kind, const void* data, int64_t dims,
+                  const int64_t* sizes, int64_t sharded_dim, int64_t global) {
+  Whole whole;
+  whole.sizes.assign(sizes, sizes + dims);
+  whole.sizes[sharded_dim] = global;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dims; ++d) {
+    if (d < sharded_dim) outer *= sizes[d];
+    if (d > sharded_dim) inner *= sizes[d];
+  }
+  int64_t bytes = ElemBytes(kind);
+  if (delta_shard_is_root())
+    whole.data.resize(static_cast<size_t>(outer * global * inner * bytes));
+  delta_shard_gather(bytes, data, outer, global, inner, whole.data.data());
+  return whole;
+}
+
+}  // namespace
+
+extern "C" {
+
+void delta_shard_print_value(int32_t kind, const void* data, int64_t rank,
+                             const int64_t* sizes, const char* const* names,
+                             int64_t sharded_dim, int64_t global) {
+  Whole whole = GatherWhole(kind, data, rank, sizes, sharded_dim, global);
+  if (delta_shard_is_root())
+    delta_print_value(kind, whole.data.data(), rank, whole.sizes.data(), names);
+}
+
+void delta_shard_read_npy(const char* file, int32_t line, int32_t column,
+                          const char* path, int32_t kind, int64_t rank,
+                          const int64_t* sizes, const char* const* names,
+                          const int64_t* file_axes, int64_t sharded_dim,
+                          int64_t global, void* out) {
+  char error[1024];
+  if (delta_npy_read_block(path, kind, rank, sizes, names, file_axes,
+                           sharded_dim, global, delta_shard_offset(global), out,
+                           error, sizeof error) != 0)
+    delta_fail(file, line, column, error);
+}
+
+void delta_shard_write_npy(const char* file, int32_t line, int32_t column,
+                           const char* path, int32_t kind, const void* data,
+                           int64_t rank, const int64_t* sizes,
+                           const int64_t* file_axes, int64_t sharded_dim,
+                           int64_t global) {
+  if (sharded_dim < 0) {
+    if (delta_shard_is_root())
+      delta_write_npy(file, line, column, path, kind, data, rank, sizes,
+                      file_axes);
+  } else {
+    Whole whole = GatherWhole(kind, data, rank, sizes, sharded_dim, global);
+    if (delta_shard_is_root())
+      delta_write_npy(file, line, column, path, kind, whole.data.data(), rank,
+                      whole.sizes.data(), file_axes);
+  }
+  delta_shard_barrier();
+}
+
+void delta_shard_barrier(void) {
+#ifdef DELTA_HAVE_MPI
+  if (active) MPI_Barrier(comm);
+#endif
+}
+
+void delta_shard_abort(int32_t status) {
+#ifdef DELTA_HAVE_MPI
+  if (active) MPI_Abort(comm, status);
+#else
+  (void)status;
+#endif
+}
+
+}  // extern "C"
