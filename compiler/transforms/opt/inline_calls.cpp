@@ -95,6 +95,20 @@ void InlineCall(Function& caller, Op& call) {
     map.values[callee.params[i]] = call.operands[i];
   std::vector<ir::Value*> returned;
   ir::Block& block = *call.parent;
+  // The copies' locations go on through this call (Note [Call chains]);
+  // a call that was itself inlined names its original caller.
+  std::vector<ir::CallSite> chain = {
+      {callee.name,
+       call.loc.inlined_at.empty() ? caller.name
+                                   : call.loc.inlined_at.front().callee,
+       call.loc.file, call.loc.line, call.loc.column}};
+  chain.insert(chain.end(), call.loc.inlined_at.begin(),
+               call.loc.inlined_at.end());
+  auto extend_chain = [&](Op& op) {
+    if (op.loc.IsValid() && call.loc.IsValid())
+      op.loc.inlined_at.insert(op.loc.inlined_at.end(), chain.begin(),
+                               chain.end());
+  };
   transforms::InsertAt(builder, block, transforms::IndexOf(call), [&] {
     for (size_t k = 0; k < callee.size_params.size(); ++k)
       map.values[callee.size_params[k]] = builder.Size(call.dims[k]);
@@ -104,7 +118,10 @@ void InlineCall(Function& caller, Op& call) {
           returned.push_back(map.Lookup(value));
         break;
       }
-      transforms::CloneOp(builder, *op, map);
+      Op* copy = transforms::CloneOp(builder, *op, map);
+      extend_chain(*copy);
+      for (auto& region : copy->regions)
+        transforms::WalkOps(*region, extend_chain);
     }
   });
   for (auto [dim, fresh] : local_dims)
