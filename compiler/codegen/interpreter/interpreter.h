@@ -52,6 +52,15 @@ struct Tensor {
 // as `print` writes it (large arrays summarized, runtime/format.h).
 std::string FormatTensor(const Tensor& tensor);
 
+// .npy files through the runtime's code (runtime/npy.h), as read_npy and
+// write_npy do: axis k of the file is dim axes[k] of the tensor (positions
+// in its canonical order). ReadNpy fills `tensor`, whose type and shape are
+// set. Both return false with `error` set when the file does not fit.
+bool ReadNpy(const std::string& path, const std::vector<int64_t>& axes,
+             Tensor& tensor, std::string& error);
+bool WriteNpy(const std::string& path, const std::vector<int64_t>& axes,
+              const Tensor& tensor, std::string& error);
+
 struct InterpreterOptions {
   // Evaluates every f32 op in double precision without rounding to float
   // (the values keep type f32). Finite differences of f32 programs need it:
