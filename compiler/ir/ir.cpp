@@ -115,14 +115,14 @@ Dim* Function::CopyDim(const Dim& dim, std::string name) {
 // each call site it inlines through to the copied ops' locations, and both
 // the interpreter and compiled code print this text after the error.
 std::string CallChainText(const Loc& loc) {
-  if (loc.inlined_at.empty()) return "";
+  if (!loc.inlined_at || loc.inlined_at->empty()) return "";
   auto at = [](const std::string& file, unsigned line, unsigned column) {
     return " at " + file + ":" + std::to_string(line) + ":" +
            std::to_string(column) + "\n";
   };
-  std::string text = "  in " + loc.inlined_at.front().callee +
+  std::string text = "  in " + loc.inlined_at->front().callee +
                      at(loc.file, loc.line, loc.column);
-  for (const CallSite& site : loc.inlined_at)
+  for (const CallSite& site : *loc.inlined_at)
     text +=
         "  called from " + site.caller + at(site.file, site.line, site.column);
   return text;

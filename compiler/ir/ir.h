@@ -133,8 +133,10 @@ struct Loc {
   unsigned line = 0;
   unsigned column = 0;
   // The calls this op was inlined through, innermost first, so that a
-  // run-time error can show the chain of calls (Note [Call chains]).
-  std::vector<CallSite> inlined_at;
+  // run-time error can show the chain of calls (Note [Call chains]); null
+  // for none. Shared and never changed: every op copied through the same
+  // calls holds the same chain, and copying a location stays cheap.
+  std::shared_ptr<const std::vector<CallSite>> inlined_at;
   bool IsValid() const { return line != 0; }
 };
 

@@ -162,7 +162,7 @@ void FunctionEmitter::EmitFailure(const ir::Loc& loc, llvm::StringRef message,
   llvm::Value* column = builder_.getInt32(loc.column);
   // An op inlined from another function tells the runtime its chain of
   // calls (Note [Call chains]); the failure path is cold, so this is free.
-  if (!loc.inlined_at.empty() && module_.set_location.getCallee() != nullptr)
+  if (loc.inlined_at && module_.set_location.getCallee() != nullptr)
     builder_.CreateCall(module_.set_location,
                         {file, line, column, ChainString(loc)});
   if (first == nullptr) {

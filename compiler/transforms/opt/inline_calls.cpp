@@ -5,6 +5,7 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -96,18 +97,23 @@ void InlineCall(Function& caller, Op& call) {
   std::vector<ir::Value*> returned;
   ir::Block& block = *call.parent;
   // The copies' locations go on through this call (Note [Call chains]);
-  // a call that was itself inlined names its original caller.
-  std::vector<ir::CallSite> chain = {
-      {callee.name,
-       call.loc.inlined_at.empty() ? caller.name
-                                   : call.loc.inlined_at.front().callee,
-       call.loc.file, call.loc.line, call.loc.column}};
-  chain.insert(chain.end(), call.loc.inlined_at.begin(),
-               call.loc.inlined_at.end());
+  // a call that was itself inlined names its original caller. Ops that
+  // shared a chain share the longer one.
+  using Chain = std::vector<ir::CallSite>;
+  const Chain* outer = call.loc.inlined_at.get();
+  ir::CallSite site = {callee.name, outer ? outer->front().callee : caller.name,
+                       call.loc.file, call.loc.line, call.loc.column};
+  llvm::DenseMap<const Chain*, std::shared_ptr<const Chain>> extended;
   auto extend_chain = [&](Op& op) {
-    if (op.loc.IsValid() && call.loc.IsValid())
-      op.loc.inlined_at.insert(op.loc.inlined_at.end(), chain.begin(),
-                               chain.end());
+    if (!op.loc.IsValid() || !call.loc.IsValid()) return;
+    std::shared_ptr<const Chain>& chain = extended[op.loc.inlined_at.get()];
+    if (!chain) {
+      Chain longer = op.loc.inlined_at ? *op.loc.inlined_at : Chain{};
+      longer.push_back(site);
+      if (outer) longer.insert(longer.end(), outer->begin(), outer->end());
+      chain = std::make_shared<const Chain>(std::move(longer));
+    }
+    op.loc.inlined_at = chain;
   };
   transforms::InsertAt(builder, block, transforms::IndexOf(call), [&] {
     for (size_t k = 0; k < callee.size_params.size(); ++k)
