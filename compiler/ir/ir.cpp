@@ -122,10 +122,14 @@ std::string CallChainText(const Loc& loc) {
   };
   std::string text = "  in " + loc.inlined_at->front().callee +
                      at(loc.file, loc.line, loc.column);
-  for (const CallSite& site : *loc.inlined_at)
+  bool shown = false;
+  for (const CallSite& site : *loc.inlined_at) {
+    if (site.line == 0) continue;  // a call the compiler made
     text +=
         "  called from " + site.caller + at(site.file, site.line, site.column);
-  return text;
+    shown = true;
+  }
+  return shown ? text : "";
 }
 
 Function* Module::AddFunction(std::string name) {

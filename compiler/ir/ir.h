@@ -119,7 +119,9 @@ std::vector<Type> IndexTypes(const Dims& dims) {
 // A source location for run-time errors, resolved at lowering so that the
 // IR does not depend on the source manager.
 // One call that an op was inlined through: `caller` called `callee` at
-// file:line:column.
+// file:line:column. A call that the compiler made (AD calls the primal
+// from a copy of it) has no line: it is not shown, but it keeps the name of
+// the function the ops came from.
 struct CallSite {
   std::string callee;
   std::string caller;

@@ -105,7 +105,7 @@ void InlineCall(Function& caller, Op& call) {
                        call.loc.file, call.loc.line, call.loc.column};
   llvm::DenseMap<const Chain*, std::shared_ptr<const Chain>> extended;
   auto extend_chain = [&](Op& op) {
-    if (!op.loc.IsValid() || !call.loc.IsValid()) return;
+    if (!op.loc.IsValid()) return;
     std::shared_ptr<const Chain>& chain = extended[op.loc.inlined_at.get()];
     if (!chain) {
       Chain longer = op.loc.inlined_at ? *op.loc.inlined_at : Chain{};
