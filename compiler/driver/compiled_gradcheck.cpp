@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/ir/builder.h"
@@ -72,11 +73,14 @@ std::vector<const GradcheckCall*> DerivativeCalls(
   return calls;
 }
 
-// The child's `main`: read the inputs, call, write the results.
+// The child's `main`: read the inputs, call, write the results. The
+// program's own `main` goes (nothing calls it), and nothing is exported, so
+// that inlining leaves only what the checks call to compile.
 void AddMain(ir::Module& module, const std::vector<const GradcheckCall*>& calls,
              llvm::StringRef dir) {
-  if (ir::Function* user_main = module.FindFunction("main"))
-    user_main->name = "main.user";
+  std::erase_if(module.functions,
+                [](const auto& function) { return function->name == "main"; });
+  for (auto& function : module.functions) function->is_export = false;
   ir::Function* main = module.AddFunction("main");
   ir::Builder builder(main);
   auto npy_op = [&](ir::OpKind kind, std::vector<ir::Value*> operands,
