@@ -189,7 +189,7 @@ int32_t RunGuarded(Guard& guard, const GuardedCall& call) {
   delta_set_fail_handler(OnFail, &guard);
   // No op of this call has run yet: an error before one (no device) has
   // no location, not the last call's.
-  delta_set_location(nullptr, 0, 0);
+  delta_set_location(nullptr, 0, 0, nullptr);
   if (setjmp(guard.jump) == 0) {
     if (call.device != nullptr) {
       call.device->enter(call.session);

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -124,6 +125,7 @@ thread_local DeltaFailHandler fail_handler = nullptr;
 thread_local const char* location_file = nullptr;
 thread_local int32_t location_line = 0;
 thread_local int32_t location_column = 0;
+thread_local const char* location_chain = nullptr;
 thread_local void* fail_user = nullptr;
 
 }  // namespace
@@ -172,10 +174,12 @@ void delta_get_fail_handler(DeltaFailHandler* handler, void** user) {
   *user = fail_user;
 }
 
-void delta_set_location(const char* file, int32_t line, int32_t column) {
+void delta_set_location(const char* file, int32_t line, int32_t column,
+                        const char* chain) {
   location_file = file;
   location_line = line;
   location_column = column;
+  location_chain = chain;
 }
 
 void delta_fail(const char* file, int line, int column, const char* message) {
@@ -184,6 +188,11 @@ void delta_fail(const char* file, int line, int column, const char* message) {
     line = location_line;
     column = location_column;
   }
+  // The chain of calls belongs to the thread's location only.
+  bool at_location = file != nullptr && location_file != nullptr &&
+                     std::strcmp(file, location_file) == 0 &&
+                     line == location_line && column == location_column;
+  const char* chain = at_location ? location_chain : nullptr;
   // The thread pool's workers and embedding contexts unwind through their
   // handler (context.cpp stops a sharded run itself).
   if (fail_handler != nullptr) {
@@ -195,6 +204,7 @@ void delta_fail(const char* file, int line, int column, const char* message) {
     std::fprintf(stderr, "%s:%d:%d: error: %s\n", file, line, column, message);
     std::string excerpt = delta::runtime::SourceExcerpt(file, line, column);
     std::fputs(excerpt.c_str(), stderr);
+    if (chain != nullptr) std::fputs(chain, stderr);
   } else
     std::fprintf(stderr, "error: %s\n", message);
   std::fflush(stderr);

@@ -36,8 +36,13 @@ void delta_get_fail_handler(DeltaFailHandler* handler, void** user);
 /* The source location of the op the calling thread runs, for the run-time
    errors that the runtime raises itself (out of memory, a GPU driver
    error): delta_fail with a null `file` reports this location. Generated
-   code sets it before each op that allocates an array or prints. */
-void delta_set_location(const char* file, int32_t line, int32_t column);
+   code sets it before each op that allocates an array or prints, and
+   before a failed check of an op inlined from other functions. `chain`
+   (may be null) is the chain of calls that led there, one line each
+   ("  in f at a.dl:3:9\n  called from main at a.dl:7:3\n"), printed after
+   an error at this very location. */
+void delta_set_location(const char* file, int32_t line, int32_t column,
+                        const char* chain);
 #ifdef __cplusplus
 [[noreturn]]
 #else

@@ -33,8 +33,40 @@ its first line (`file:line:col: error: message [E0302]`) and as `"code"` in
 Errors found while a program runs (an index out of range, a size that does
 not fit, a file that does not match) have no code: the program prints
 `file:line:col: error: message`, then the source line and a caret under the
-column when the source file can be read, and exits with status 1; through
-the C ABI the function returns an error status instead.
+column when the source file can be read, then, for an error inside a
+function that others called, the chain of calls that led there (innermost
+first), and exits with status 1; through the C ABI the function returns an
+error status instead. Compiled code and the interpreter (`dlc run
+--interp`) print the same text. For this `model.dl`
+(lang-tests/run/call_chain.dl runs it):
+
+```delta
+dim feat = 4;
+dim out = 3;
+fn pick(xs: f32[feat], k: i64) -> f32[out] {
+  for o in out { xs[feat: k + i64(o)] }
+}
+fn layer(xs: f32[feat]) -> f32 { sum(pick(xs, 2)) }
+fn main() {
+  let xs = for i in feat { f32(i) };
+  print(layer(xs));
+}
+```
+
+`dlc run model.dl` prints
+
+```text
+model.dl:4:27: error: index 4 is out of range for dim feat of size 4
+  for o in out { xs[feat: k + i64(o)] }
+                          ^
+  in pick at model.dl:4:27
+  called from layer at model.dl:6:38
+  called from main at model.dl:9:9
+```
+
+The chain is what inlining recorded at each call it replaced, so it is
+there at `-O1` and above (the default is `-O2`); at `-O0` calls stay calls
+and the error shows only the failing line.
 """
 
 

@@ -124,11 +124,12 @@ double Dot(const Tensor& a, const Tensor& b) {
 class Checker {
  public:
   Checker(const ir::Module& module, const GradcheckPlan& plan,
-          const GradcheckOptions& options)
+          const GradcheckOptions& options, GradcheckCalls& calls)
       : module_(module),
         plan_(plan),
         primal_(*plan.primal),
         options_(options),
+        calls_(calls),
         random_(options.seed) {}
 
   GradcheckReport Run() {
@@ -186,6 +187,17 @@ class Checker {
                                                std::vector<Tensor> args,
                                                bool in_f64,
                                                size_t result_count) {
+    if (calls_.replay) {
+      if (calls_.next >= calls_.calls.size() ||
+          calls_.calls[calls_.next].function != &function)
+        return Failure("internal error: the replayed gradient check of " +
+                       primal_.name + " diverged");
+      return calls_.calls[calls_.next++].results;
+    }
+    GradcheckCall call;
+    call.function = &function;
+    call.derivative = !in_f64;
+    if (call.derivative) call.args = args;
     std::string printed;
     llvm::raw_string_ostream out(printed);
     interpreter::InterpreterOptions options;
@@ -199,6 +211,8 @@ class Checker {
       return Failure("internal error: " + function.name + " gave " +
                      std::to_string(results->size()) + " results, expected " +
                      std::to_string(result_count));
+    call.results = *results;
+    calls_.calls.push_back(std::move(call));
     return results;
   }
 
@@ -381,6 +395,7 @@ class Checker {
   const GradcheckPlan& plan_;
   const ir::Function& primal_;
   const GradcheckOptions& options_;
+  GradcheckCalls& calls_;
   Random random_;
   std::vector<Tensor> args_;
   std::vector<size_t> float_leaves_;  // positions in args_
@@ -445,8 +460,9 @@ llvm::Expected<GradcheckPlan> PlanGradcheck(ir::Module& module,
 
 GradcheckReport RunGradcheck(const ir::Module& module,
                              const GradcheckPlan& plan,
-                             const GradcheckOptions& options) {
-  return Checker(module, plan, options).Run();
+                             const GradcheckOptions& options,
+                             GradcheckCalls& calls) {
+  return Checker(module, plan, options, calls).Run();
 }
 
 }  // namespace delta::driver

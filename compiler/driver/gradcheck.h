@@ -1,6 +1,7 @@
 // Gradient checks for `dlc test`: derivative functions that the AD pass
-// fills, evaluated by the interpreter, compared with central finite
-// differences that the interpreter computes in f64 (docs/testing.md).
+// fills, evaluated by the interpreter and by compiled code, compared with
+// central finite differences that the interpreter computes in f64
+// (docs/testing.md).
 #pragma once
 
 #include <llvm/ADT/StringRef.h>
@@ -8,7 +9,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/ir/ir.h"
 
 namespace delta::driver {
@@ -64,9 +67,30 @@ struct GradcheckReport {
   int compared = 0;
 };
 
+// One evaluation that a gradient check made: a derivative function on its
+// inputs, or the primal or gradient in f64 for a finite difference.
+struct GradcheckCall {
+  const ir::Function* function = nullptr;
+  bool derivative = false;  // false: a finite difference's evaluation
+  std::vector<interpreter::Tensor> args;  // derivative calls only
+  std::vector<interpreter::Tensor> results;
+};
+
+// The evaluations of one gradient check, in order. With `replay` false,
+// RunGradcheck runs them with the interpreter and records them; with
+// `replay`, it takes every result from here instead, in the same order
+// (after compiled code recomputed the derivatives: Note [Compiled gradient
+// checks] in compiled_gradcheck.cpp).
+struct GradcheckCalls {
+  std::vector<GradcheckCall> calls;
+  bool replay = false;
+  size_t next = 0;
+};
+
 // Runs the checks of `plan` after ad::Differentiate filled its functions.
 GradcheckReport RunGradcheck(const ir::Module& module,
                              const GradcheckPlan& plan,
-                             const GradcheckOptions& options);
+                             const GradcheckOptions& options,
+                             GradcheckCalls& calls);
 
 }  // namespace delta::driver

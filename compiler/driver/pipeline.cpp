@@ -32,18 +32,22 @@ namespace delta::driver {
 
 namespace {
 
-// The source line and caret under an interpreter's run-time error
-// ("file:line:col: error: …"), as compiled code's errors show them.
-std::string RunTimeErrorExcerpt(llvm::StringRef message) {
-  llvm::StringRef head = message.split(": error: ").first;
+// An interpreter's run-time error ("file:line:col: error: …", then the
+// chain of calls) with the source line and caret under its first line, as
+// compiled code's errors show them.
+std::string WithRunTimeErrorExcerpt(llvm::StringRef message) {
+  auto [first, chain] = message.split('\n');
+  std::string text = first.str() + "\n";
+  llvm::StringRef head = first.split(": error: ").first;
   auto [rest, column_text] = head.rsplit(':');
   auto [file, line_text] = rest.rsplit(':');
   int line = 0;
   int column = 0;
-  if (file.empty() || line_text.getAsInteger(10, line) ||
-      column_text.getAsInteger(10, column))
-    return "";
-  return runtime::SourceExcerpt(file.str().c_str(), line, column);
+  if (!file.empty() && !line_text.getAsInteger(10, line) &&
+      !column_text.getAsInteger(10, column))
+    text += runtime::SourceExcerpt(file.str().c_str(), line, column);
+  if (!chain.empty()) text += chain.str() + "\n";
+  return text;
 }
 
 bool UseColor(ColorMode mode) {
@@ -508,7 +512,7 @@ ExitStatus Run(const RunCommandOptions& options, llvm::raw_ostream& out,
   out.flush();
   if (!status) {
     std::string message = llvm::toString(status.takeError());
-    err << message << "\n" << RunTimeErrorExcerpt(message);
+    err << WithRunTimeErrorExcerpt(message);
     // The other processes of a sharded run would wait for this one.
     err.flush();
     delta_shard_abort(1);

@@ -1,6 +1,7 @@
 // `dlc test`: reads the directives of each .dl file, compiles it once, and
 // checks diagnostics, the output of `main` (interpreted, then compiled in a
-// child `dlc run`) and gradients (docs/testing.md).
+// child `dlc run`) and gradients (interpreted, then compiled; see
+// docs/testing.md).
 #include "compiler/driver/test_runner.h"
 
 #include <llvm/ADT/SmallString.h>
@@ -22,6 +23,7 @@
 #include "compiler/codegen/interpreter/interpreter.h"
 #include "compiler/compile/compile.h"
 #include "compiler/diagnostics/diagnostics.h"
+#include "compiler/driver/compiled_gradcheck.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/sema.h"
 
@@ -198,6 +200,9 @@ class FileTest {
   std::optional<RunOutcome> RunCompiled();
   void CheckOutcome(const RunOutcome& outcome, const std::string& how);
   void RunGradchecks();
+  // Runs (or replays) gradient check `i`; reports a failure or, with -v,
+  // the worst error, naming the check after `how`.
+  bool ReportGradcheck(size_t i, GradcheckCalls& calls, const std::string& how);
 
   std::string path_;
   const TestCommandOptions& options_;
@@ -231,7 +236,8 @@ std::optional<bool> FileTest::Run() {
   if (failures_.empty()) {
     out_ << "PASS " << path_;
     if (options_.interpret_only && (!directives_.expected_output.empty() ||
-                                    !directives_.runtime_errors.empty()))
+                                    !directives_.runtime_errors.empty() ||
+                                    !directives_.gradchecks.empty()))
       out_ << " (interpreted only)";
     out_ << "\n";
   } else {
@@ -408,24 +414,46 @@ std::optional<RunOutcome> FileTest::RunCompiled() {
   return outcome;
 }
 
+// Each check runs with the interpreter, then again on what compiled code
+// computes for the derivative evaluations it made (Note [Compiled gradient
+// checks]).
 void FileTest::RunGradchecks() {
-  for (size_t i = 0; i < directives_.gradchecks.size(); ++i) {
-    const GradcheckDirective& directive = directives_.gradchecks[i];
-    if (i >= plans_.size() || !plans_[i]) continue;
-    GradcheckReport report =
-        RunGradcheck(*module_, *plans_[i], directive.options);
-    std::string name =
-        std::string(directive.hvp ? "gradcheck-hvp " : "gradcheck ") +
-        directive.function;
-    char worst[32];
-    std::snprintf(worst, sizeof(worst), "%.3g", report.worst_error);
-    if (!report.ok)
-      Fail(name + " (line " + std::to_string(directive.line) +
-           "): " + report.failure);
-    else if (options_.verbose)
-      notes_.push_back(name + ": " + std::to_string(report.compared) +
-                       " values, worst error " + worst);
+  size_t count = std::min(directives_.gradchecks.size(), plans_.size());
+  std::vector<GradcheckCalls> recorded(count);
+  std::vector<bool> passed(count, false);
+  for (size_t i = 0; i < count; ++i) {
+    if (plans_[i]) passed[i] = ReportGradcheck(i, recorded[i], "");
+    if (!passed[i]) recorded[i].calls.clear();  // not checked again
   }
+  if (options_.interpret_only || !llvm::is_contained(passed, true)) return;
+  if (llvm::Error error =
+          RecomputeDerivativesCompiled(*module_, recorded, /*opt_level=*/2)) {
+    Fail("compiled: gradient checks: " + llvm::toString(std::move(error)));
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!passed[i]) continue;
+    recorded[i].replay = true;
+    ReportGradcheck(i, recorded[i], "compiled: ");
+  }
+}
+
+bool FileTest::ReportGradcheck(size_t i, GradcheckCalls& calls,
+                               const std::string& how) {
+  const GradcheckDirective& directive = directives_.gradchecks[i];
+  GradcheckReport report =
+      RunGradcheck(*module_, *plans_[i], directive.options, calls);
+  std::string name = how + (directive.hvp ? "gradcheck-hvp " : "gradcheck ") +
+                     directive.function;
+  char worst[32];
+  std::snprintf(worst, sizeof(worst), "%.3g", report.worst_error);
+  if (!report.ok)
+    Fail(name + " (line " + std::to_string(directive.line) +
+         "): " + report.failure);
+  else if (options_.verbose)
+    notes_.push_back(name + ": " + std::to_string(report.compared) +
+                     " values, worst error " + worst);
+  return report.ok;
 }
 
 // The .dl files under `path` (itself, if it is a file), sorted; folders

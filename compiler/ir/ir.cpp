@@ -114,6 +114,28 @@ Dim* Function::CopyDim(const Dim& dim, std::string name) {
   return copy;
 }
 
+// Note [Call chains]: calls are inlined before code is generated, so a
+// failing op no longer knows whose body it came from; inline_calls appends
+// each call site it inlines through to the copied ops' locations, and both
+// the interpreter and compiled code print this text after the error.
+std::string CallChainText(const Loc& loc) {
+  if (!loc.inlined_at || loc.inlined_at->empty()) return "";
+  auto at = [](const std::string& file, unsigned line, unsigned column) {
+    return " at " + file + ":" + std::to_string(line) + ":" +
+           std::to_string(column) + "\n";
+  };
+  std::string text = "  in " + loc.inlined_at->front().callee +
+                     at(loc.file, loc.line, loc.column);
+  bool shown = false;
+  for (const CallSite& site : *loc.inlined_at) {
+    if (site.line == 0) continue;  // a call the compiler made
+    text +=
+        "  called from " + site.caller + at(site.file, site.line, site.column);
+    shown = true;
+  }
+  return shown ? text : "";
+}
+
 Function* Module::AddFunction(std::string name) {
   functions.push_back(std::make_unique<Function>());
   Function* function = functions.back().get();

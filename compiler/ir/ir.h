@@ -124,12 +124,34 @@ std::vector<Type> IndexTypes(const Dims& dims) {
 
 // A source location for run-time errors, resolved at lowering so that the
 // IR does not depend on the source manager.
+// One call that an op was inlined through: `caller` called `callee` at
+// file:line:column. A call that the compiler made (AD calls the primal
+// from a copy of it) has no line: it is not shown, but it keeps the name of
+// the function the ops came from.
+struct CallSite {
+  std::string callee;
+  std::string caller;
+  std::string file;
+  unsigned line = 0;
+  unsigned column = 0;
+};
+
 struct Loc {
   std::string file;
   unsigned line = 0;
   unsigned column = 0;
+  // The calls this op was inlined through, innermost first, so that a
+  // run-time error can show the chain of calls (Note [Call chains]); null
+  // for none. Shared and never changed: every op copied through the same
+  // calls holds the same chain, and copying a location stays cheap.
+  std::shared_ptr<const std::vector<CallSite>> inlined_at;
   bool IsValid() const { return line != 0; }
 };
+
+// The chain of calls under a run-time error at `loc`, one line each
+// ("  in f at a.dl:3:9", "  called from main at a.dl:7:3"), or "" for an
+// op that was not inlined. The interpreter and compiled code print the same.
+std::string CallChainText(const Loc& loc);
 
 // An SSA value: the result of an op or an argument of a block.
 class Value {

@@ -2,16 +2,13 @@
 // while brackets are open), dispatches `:commands`, and evaluates the rest.
 #include "compiler/repl/repl.h"
 
-#include <llvm/ADT/SmallString.h>
-#include <llvm/LineEditor/LineEditor.h>
-#include <llvm/Support/Path.h>
-#include <llvm/Support/Process.h>
 #include <unistd.h>
 
 #include <csignal>
-#include <iostream>
 #include <optional>
 #include <string>
+
+#include "compiler/repl/line_reader.h"
 
 namespace delta::repl {
 namespace {
@@ -41,62 +38,6 @@ constexpr const char* kKeywords[] = {
 constexpr const char* kBuiltins[] = {
 #define DELTA_BUILTIN(Name, spelling) spelling,
 #include "compiler/sema/builtins.def"
-};
-
-// Reads one line; null at end of input.
-class LineReader {
- public:
-  explicit LineReader(bool interactive) : interactive_(interactive) {
-    if (!interactive_) return;
-    std::string history;
-    if (std::optional<std::string> home = llvm::sys::Process::GetEnv("HOME")) {
-      llvm::SmallString<256> path(*home);
-      llvm::sys::path::append(path, ".delta_history");
-      history = path.str().str();
-    }
-    editor_.emplace("dlc", history);
-    editor_->loadHistory();
-  }
-  ~LineReader() {
-    if (editor_) editor_->saveHistory();
-  }
-
-  void SetCompletions(std::vector<std::string> names) {
-    if (!editor_) return;
-    editor_->setListCompleter(
-        [names = std::move(names)](llvm::StringRef buffer, size_t pos) {
-          llvm::StringRef before = buffer.substr(0, pos);
-          size_t start = before.size();
-          while (start > 0 &&
-                 (std::isalnum(static_cast<unsigned char>(before[start - 1])) ||
-                  before[start - 1] == '_'))
-            --start;
-          llvm::StringRef word = before.substr(start);
-          std::vector<llvm::LineEditor::Completion> completions;
-          for (const std::string& name : names)
-            if (llvm::StringRef(name).starts_with(word))
-              completions.emplace_back(name.substr(word.size()), name);
-          return completions;
-        });
-  }
-
-  std::optional<std::string> Read(const std::string& prompt) {
-    if (editor_) {
-      editor_->setPrompt(prompt);
-      std::optional<std::string> line = editor_->readLine();
-      if (line) {
-        while (!line->empty() && line->back() == '\n') line->pop_back();
-      }
-      return line;
-    }
-    std::string line;
-    if (!std::getline(std::cin, line)) return std::nullopt;
-    return line;
-  }
-
- private:
-  bool interactive_;
-  std::optional<llvm::LineEditor> editor_;
 };
 
 // Drops comments, so that a line holding only a comment is no input.
@@ -217,6 +158,7 @@ int RunRepl(const SessionOptions& options, llvm::raw_ostream& out,
         continue;
       }
     }
+    reader.AddToHistory(input);  // a multi-line entry is one entry
     llvm::StringRef text = llvm::StringRef(input).trim();
     session.SetInputLocation(interactive ? "<repl>" : "<stdin>",
                              interactive ? 1 : first_line);

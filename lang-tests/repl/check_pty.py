@@ -2,8 +2,10 @@
 """Drives `dlc` (no arguments) and `dlc repl` through a pseudo-terminal:
 prompts are shown, line editing (libedit) reads the input, values print, a
 typo is reported and the session goes on, Ctrl-C drops a half-typed line
-and stops a running evaluation without ending the session, and the history
-is saved to ~/.delta_history. Usage: check_pty.py PATH/TO/dlc"""
+and stops a running evaluation without ending the session, Up recalls a
+multi-line entry whole, Tab completes a name, and the history is saved to
+~/.delta_history.
+Usage: check_pty.py PATH/TO/dlc"""
 import os
 import pty
 import select
@@ -40,6 +42,16 @@ def run_session(argv, lines, home):
 
     ok = read_until(b"delta> ")
     for line in lines:
+        if isinstance(line, tuple) and line[0] == "keys":
+            # Keys as they are (Up is ESC [ A), then Enter; libedit redraws
+            # the prompt as it edits, so wait for the value, then a prompt.
+            _, keys, value = line
+            start = len(output)
+            os.write(fd, keys.encode() + b"\r")
+            ok &= read_until(value.encode(), start=start)
+            after = output.find(value.encode(), start) + len(value)
+            ok &= read_until(b"delta> ", start=max(after, start))
+            continue
         if isinstance(line, tuple):
             # Ctrl-C: after typing part of a line, or during an evaluation.
             how, text = line
@@ -66,17 +78,21 @@ def main():
             ok, output, status = run_session(
                 argv,
                 ["dim feat = 3;", "let w = for j in feat { 0.5 };",
-                 "sum(w,", "feat)", "squar(w)", "w * 2.0",
+                 "sum(w,", "feat)", ("keys", "\x1b[A", "1.5 : f32"),
+                 "squar(w)", "w * 2.0",
                  ("type", "half a li"), ("type", "sum(w,"),
                  ("run", "loop s = 0 for k in 0..100000000000 "
                          "{ (s * 31 + k) % 1000003 }"),
-                 "w + 1.0"],
+                 "w + 1.0", "let weights = for j in feat { 0.25 };",
+                 ("keys", "sum(weig\t)", "0.75 : f32")],
                 home)
             checks = {
                 "prompts shown": ok,
                 "banner": "Type :help" in output,
                 "continuation prompt": "   ... feat)" in output,
                 "sum printed": "1.5 : f32" in output,
+                # Up recalled `sum(w,\nfeat)` whole, not just `feat)`.
+                "multi-line entry recalled": output.count("1.5 : f32") == 2,
                 "typo reported": "unknown name `squar`" in output,
                 "session went on": "[feat=3] [1, 1, 1] : f32[feat]" in output,
                 # Ctrl-C drops a half-typed line or entry and stops a long
@@ -85,6 +101,7 @@ def main():
                 "definitions are kept" in output,
                 "session survived Ctrl-C":
                 "[feat=3] [1.5, 1.5, 1.5] : f32[feat]" in output,
+                "Tab completed a name": "0.75 : f32" in output,
                 "exit status 0": os.WIFEXITED(status)
                 and os.WEXITSTATUS(status) == 0,
             }
@@ -97,6 +114,10 @@ def main():
         if not os.path.exists(history) or "feat" not in open(
                 history, errors="replace").read():
             failures.append("history not saved in ~/.delta_history")
+        # libedit writes an entry's newline as an escape: one line each.
+        elif not any("sum(w," in line and "feat)" in line
+                     for line in open(history, errors="replace")):
+            failures.append("the multi-line entry is not one history entry")
     for failure in failures:
         print("FAIL:", failure)
     if not failures:

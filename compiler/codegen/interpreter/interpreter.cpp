@@ -76,8 +76,11 @@ Error LocatedError(const Loc& loc, const std::string& message) {
   if (loc.IsValid())
     prefix = loc.file + ":" + std::to_string(loc.line) + ":" +
              std::to_string(loc.column) + ": error: ";
+  // The chain of calls follows on its own lines (Note [Call chains]).
+  std::string chain = ir::CallChainText(loc);
+  if (!chain.empty()) chain = "\n" + chain.substr(0, chain.size() - 1);
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 prefix + message);
+                                 prefix + message + chain);
 }
 
 Error InternalError(const Op& op, const std::string& message) {

@@ -52,6 +52,23 @@ struct Tensor {
 // as `print` writes it (large arrays summarized, runtime/format.h).
 std::string FormatTensor(const Tensor& tensor);
 
+// .npy files through the runtime's code (runtime/npy.h), as read_npy and
+// write_npy do: axis k of the file is dim axes[k] of the tensor (positions
+// in its canonical order). ReadNpy fills `tensor`, whose type and shape are
+// set. Both return false with `error` set when the file does not fit.
+// With a block, `tensor` is the block [offset, offset + its extent) along
+// its dim number `dim` of an array whose extent there is `global` (a
+// process's block of a sharded dim, runtime/npy.h).
+struct NpyBlock {
+  int64_t dim = -1;  // none: the whole array
+  int64_t global = 0;
+  int64_t offset = 0;
+};
+bool ReadNpy(const std::string& path, const std::vector<int64_t>& axes,
+             Tensor& tensor, std::string& error, const NpyBlock& block = {});
+bool WriteNpy(const std::string& path, const std::vector<int64_t>& axes,
+              const Tensor& tensor, std::string& error);
+
 struct InterpreterOptions {
   // Evaluates every f32 op in double precision without rounding to float
   // (the values keep type f32). Finite differences of f32 programs need it:

@@ -45,7 +45,7 @@ struct Fixture {
   std::string printed;
   InterpreterOptions options;
 
-  Fixture() { b.SetLoc({"t.dl", 3, 14}); }
+  Fixture() { b.SetLoc({"t.dl", 3, 14, {}}); }
 
   Value* Param(Type type, Function* function = nullptr) {
     function = function ? function : f;
@@ -886,7 +886,7 @@ TEST_CASE("write_npy and read_npy round-trip; a shape mismatch is located") {
   std::string path = "interpreter_test_npy_" + std::to_string(::getpid());
   Function* main = module.AddFunction("main");
   Builder b(main);
-  b.SetLoc(Loc{"t.dl", 4, 7});
+  b.SetLoc(Loc{"t.dl", 4, 7, {}});
   Value* x = b.Convert(b.Iota(c), ElemKind::F32);
   Value* y = b.Binary(OpKind::Add, x,
                       b.Convert(b.Iota(a), ElemKind::F32));  // f32[a, c]
@@ -918,7 +918,7 @@ TEST_CASE("write_npy and read_npy round-trip; a shape mismatch is located") {
   Dim* c2 = bad.AddDim("c", 3);
   Function* f = bad.AddFunction("main");
   Builder fb(f);
-  fb.SetLoc(Loc{"t.dl", 9, 3});
+  fb.SetLoc(Loc{"t.dl", 9, 3, {}});
   Op* wrong = fb.Create(OpKind::ReadNpy, {},
                         {Type{ElemKind::F32, nullptr, DimList({a2, c2})}});
   wrong->dims = {a2, c2};

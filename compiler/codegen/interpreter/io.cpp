@@ -61,8 +61,6 @@ Error Evaluator::RunNpy(const Op& op) {
   }
   if (op.dims.size() != tensor.dims.size())
     return InternalError(op, "the dims do not match the array");
-  std::vector<const char*> names;
-  for (const Dim* dim : tensor.dims) names.push_back(dim->name.c_str());
   std::vector<int64_t> axes;
   for (const Dim* dim : op.dims) {
     int64_t position = 0;
@@ -74,41 +72,59 @@ Error Evaluator::RunNpy(const Op& op) {
       return InternalError(op, "a dim is not in the array");
     axes.push_back(position);
   }
-  int64_t rank = static_cast<int64_t>(tensor.shape.size());
-  char error[1024];
-  int status = 0;
+  std::string error;
   if (read) {
     // Of a sharded dim, this process's block only.
-    int64_t block_dim = -1, global = 0, offset = 0;
+    NpyBlock block;
     for (size_t d = 0; d < tensor.dims.size(); ++d)
       if (tensor.dims[d]->sharded) {
         Expected<int64_t> size = GlobalDimSize(tensor.dims[d], op.loc);
         if (!size) return size.takeError();
-        block_dim = static_cast<int64_t>(d);
-        global = *size;
-        offset = delta_shard_offset(global);
+        block = {static_cast<int64_t>(d), *size, delta_shard_offset(*size)};
       }
-    if (tensor.HasFloatStorage()) {
-      status = delta_npy_read_block(path.c_str(), DELTA_ELEM_F64, rank,
-                                    tensor.shape.data(), names.data(),
-                                    axes.data(), block_dim, global, offset,
-                                    tensor.floats.data(), error, sizeof error);
-      if (tensor.elem == ElemKind::F32)
-        for (double& value : tensor.floats)
-          value = static_cast<double>(static_cast<float>(value));
-    } else {
-      status = delta_npy_read_block(path.c_str(), DELTA_ELEM_I64, rank,
-                                    tensor.shape.data(), names.data(),
-                                    axes.data(), block_dim, global, offset,
-                                    tensor.ints.data(), error, sizeof error);
-    }
-    if (status != 0) return LocatedError(op.loc, error);
+    if (!ReadNpy(path, axes, tensor, error, block))
+      return LocatedError(op.loc, error);
     return SetResults(op, {std::move(tensor)});
   }
+  if (!WriteNpy(path, axes, tensor, error)) return LocatedError(op.loc, error);
+  delta_shard_barrier();  // the others wait for the file
+  return Error::success();
+}
+
+bool ReadNpy(const std::string& path, const std::vector<int64_t>& axes,
+             Tensor& tensor, std::string& error, const NpyBlock& block) {
+  std::vector<const char*> names;
+  for (const Dim* dim : tensor.dims) names.push_back(dim->name.c_str());
+  int64_t rank = static_cast<int64_t>(tensor.shape.size());
+  char message[1024];
+  int status = 0;
+  if (tensor.HasFloatStorage()) {
+    status = delta_npy_read_block(
+        path.c_str(), DELTA_ELEM_F64, rank, tensor.shape.data(), names.data(),
+        axes.data(), block.dim, block.global, block.offset,
+        tensor.floats.data(), message, sizeof message);
+    if (tensor.elem == ElemKind::F32)
+      for (double& value : tensor.floats)
+        value = static_cast<double>(static_cast<float>(value));
+  } else {
+    status = delta_npy_read_block(
+        path.c_str(), DELTA_ELEM_I64, rank, tensor.shape.data(), names.data(),
+        axes.data(), block.dim, block.global, block.offset, tensor.ints.data(),
+        message, sizeof message);
+  }
+  if (status != 0) error = message;
+  return status == 0;
+}
+
+bool WriteNpy(const std::string& path, const std::vector<int64_t>& axes,
+              const Tensor& tensor, std::string& error) {
+  int64_t rank = static_cast<int64_t>(tensor.shape.size());
+  char message[1024];
   auto write = [&](int32_t kind, const void* data) {
     return delta_npy_write(path.c_str(), kind, data, rank, tensor.shape.data(),
-                           axes.data(), error, sizeof error);
+                           axes.data(), message, sizeof message);
   };
+  int status = 0;
   switch (tensor.elem) {
     case ElemKind::F32: {
       std::vector<float> data(tensor.floats.begin(), tensor.floats.end());
@@ -135,9 +151,8 @@ Error Evaluator::RunNpy(const Op& op) {
       status = write(DELTA_ELEM_I64, tensor.ints.data());
       break;
   }
-  if (status != 0) return LocatedError(op.loc, error);
-  delta_shard_barrier();  // the others wait for the file
-  return Error::success();
+  if (status != 0) error = message;
+  return status == 0;
 }
 
 }  // namespace delta::interpreter

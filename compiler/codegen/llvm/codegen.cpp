@@ -125,7 +125,7 @@ void DeclareRuntime(ModuleContext& context) {
   context.parallel_for =
       declare("delta_parallel_for", void_type, {i64, ptr, ptr});
   context.set_location =
-      declare("delta_set_location", void_type, {ptr, i32, i32});
+      declare("delta_set_location", void_type, {ptr, i32, i32, ptr});
   auto* set_location =
       llvm::cast<llvm::Function>(context.set_location.getCallee());
   set_location->addFnAttr(llvm::Attribute::WillReturn);

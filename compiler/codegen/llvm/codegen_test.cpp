@@ -271,7 +271,7 @@ TEST_CASE("an out-of-range to_index is a run-time error with its location") {
   Function* main = Main(module);
   Builder b(main);
   Print(b, {std::string("before")});
-  b.SetLoc(Loc{"test.dl", 3, 5});
+  b.SetLoc(Loc{"test.dl", 3, 5, {}});
   Value* i = b.ToIndex(d, b.IntConst(ElemKind::I64, 5));
   b.SetLoc(Loc{});
   Print(b, {i});
@@ -293,7 +293,7 @@ TEST_CASE("integer division by zero and a negative dim size are errors") {
     Value* divisors = Map(b, {d}, ElemKind::I32, [&](std::vector<Value*> i) {
       return b.Convert(i[0], ElemKind::I32);
     });
-    b.SetLoc(Loc{"div.dl", 7, 12});
+    b.SetLoc(Loc{"div.dl", 7, 12, {}});
     Value* q = b.Binary(kind, b.IntConst(ElemKind::I32, 7), divisors);
     Print(b, {q});
     b.Return({});
@@ -305,7 +305,7 @@ TEST_CASE("integer division by zero and a negative dim size are errors") {
   Function* main = Main(module);
   Builder b(main);
   Dim* local = main->NewDim("t", std::nullopt, nullptr);
-  b.SetLoc(Loc{"dim.dl", 2, 3});
+  b.SetLoc(Loc{"dim.dl", 2, 3, {}});
   b.DimDef(local, b.Binary(OpKind::Sub, b.IntConst(ElemKind::I64, 2),
                            b.IntConst(ElemKind::I64, 5)));
   Print(b, {b.Size(local)});
@@ -681,7 +681,7 @@ TEST_CASE("an executable prints, and stops with status 1 on a run-time error") {
   Builder b(main);
   Value* x = Ramp(b, {d}, 0.25);
   Print(b, {std::string("x:"), x, b.Reduce(ReduceKind::Sum, x, {d})});
-  b.SetLoc(Loc{"exe.dl", 9, 2});
+  b.SetLoc(Loc{"exe.dl", 9, 2, {}});
   Print(b, {b.ToIndex(d, b.Size(d))});
   b.Return({});
 

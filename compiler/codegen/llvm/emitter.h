@@ -175,6 +175,8 @@ class FunctionEmitter {
   virtual void EmitFailure(const ir::Loc& loc, llvm::StringRef message,
                            llvm::Value* first = nullptr,
                            llvm::Value* second = nullptr);
+  // The text of loc's chain of calls as a C string, or null for none.
+  llvm::Value* ChainString(const ir::Loc& loc);
   // Branches to a run-time error unless `ok`.
   void EmitCheck(llvm::Value* ok, const ir::Loc& loc, llvm::StringRef message,
                  llvm::Value* first = nullptr, llvm::Value* second = nullptr);

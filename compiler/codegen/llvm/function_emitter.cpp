@@ -153,6 +153,12 @@ llvm::AllocaInst* FunctionEmitter::EntryAlloca(llvm::Type* type,
   return entry_builder.CreateAlloca(type, nullptr, name);
 }
 
+llvm::Value* FunctionEmitter::ChainString(const ir::Loc& loc) {
+  std::string chain = ir::CallChainText(loc);
+  if (chain.empty()) return llvm::ConstantPointerNull::get(builder_.getPtrTy());
+  return module_.String(chain);
+}
+
 void FunctionEmitter::EmitFailure(const ir::Loc& loc, llvm::StringRef message,
                                   llvm::Value* first, llvm::Value* second) {
   // Without a location the runtime prints just `error: message`, as the
@@ -162,6 +168,11 @@ void FunctionEmitter::EmitFailure(const ir::Loc& loc, llvm::StringRef message,
                           : llvm::ConstantPointerNull::get(builder_.getPtrTy());
   llvm::Value* line = builder_.getInt32(loc.line);
   llvm::Value* column = builder_.getInt32(loc.column);
+  // An op inlined from another function tells the runtime its chain of
+  // calls (Note [Call chains]); the failure path is cold, so this is free.
+  if (loc.inlined_at && module_.set_location.getCallee() != nullptr)
+    builder_.CreateCall(module_.set_location,
+                        {file, line, column, ChainString(loc)});
   if (first == nullptr) {
     builder_.CreateCall(module_.fail,
                         {file, line, column, module_.String(message)});
@@ -339,9 +350,10 @@ void FunctionEmitter::EmitLocation(const ir::Op& op) {
   ForEachUse(op,
              [&](const ir::Value* used) { needs |= !used->type.IsScalar(); });
   if (!needs) return;
-  builder_.CreateCall(module_.set_location, {module_.String(op.loc.file),
-                                             builder_.getInt32(op.loc.line),
-                                             builder_.getInt32(op.loc.column)});
+  builder_.CreateCall(
+      module_.set_location,
+      {module_.String(op.loc.file), builder_.getInt32(op.loc.line),
+       builder_.getInt32(op.loc.column), ChainString(op.loc)});
 }
 
 void FunctionEmitter::EmitOp(const ir::Op& op) {

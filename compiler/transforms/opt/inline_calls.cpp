@@ -5,6 +5,7 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,25 @@ void InlineCall(Function& caller, Op& call) {
     map.values[callee.params[i]] = call.operands[i];
   std::vector<ir::Value*> returned;
   ir::Block& block = *call.parent;
+  // The copies' locations go on through this call (Note [Call chains]);
+  // a call that was itself inlined names its original caller. Ops that
+  // shared a chain share the longer one.
+  using Chain = std::vector<ir::CallSite>;
+  const Chain* outer = call.loc.inlined_at.get();
+  ir::CallSite site = {callee.name, outer ? outer->front().callee : caller.name,
+                       call.loc.file, call.loc.line, call.loc.column};
+  llvm::DenseMap<const Chain*, std::shared_ptr<const Chain>> extended;
+  auto extend_chain = [&](Op& op) {
+    if (!op.loc.IsValid()) return;
+    std::shared_ptr<const Chain>& chain = extended[op.loc.inlined_at.get()];
+    if (!chain) {
+      Chain longer = op.loc.inlined_at ? *op.loc.inlined_at : Chain{};
+      longer.push_back(site);
+      if (outer) longer.insert(longer.end(), outer->begin(), outer->end());
+      chain = std::make_shared<const Chain>(std::move(longer));
+    }
+    op.loc.inlined_at = chain;
+  };
   transforms::InsertAt(builder, block, transforms::IndexOf(call), [&] {
     for (size_t k = 0; k < callee.size_params.size(); ++k)
       map.values[callee.size_params[k]] = builder.Size(call.dims[k]);
@@ -104,7 +124,10 @@ void InlineCall(Function& caller, Op& call) {
           returned.push_back(map.Lookup(value));
         break;
       }
-      transforms::CloneOp(builder, *op, map);
+      Op* copy = transforms::CloneOp(builder, *op, map);
+      extend_chain(*copy);
+      for (auto& region : copy->regions)
+        transforms::WalkOps(*region, extend_chain);
     }
   });
   for (auto [dim, fresh] : local_dims)
