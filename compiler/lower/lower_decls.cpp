@@ -1,4 +1,6 @@
 // Lowering of functions, module constants, blocks and statements.
+#include <llvm/ADT/ScopeExit.h>
+
 #include <algorithm>
 
 #include "compiler/lower/lower.h"
@@ -75,6 +77,10 @@ ir::Type Lowerer::LeafType(const sema::Type* leaf, const DimSubst* subst) {
           break;
         case sema::ScalarKind::Bool:
           type.elem = ir::ElemKind::Bool;
+          break;
+        case sema::ScalarKind::Float:
+          type.elem = float_kind_ == sema::ScalarKind::F64 ? ir::ElemKind::F64
+                                                           : ir::ElemKind::F32;
           break;
       }
       break;
@@ -167,11 +173,20 @@ std::string QualifiedName(const sema::ModuleInfo* module,
 }  // namespace
 
 ir::Function* Lowerer::FunctionFor(const sema::FnInfo* fn) {
-  if (auto it = functions_.find(fn); it != functions_.end()) return it->second;
+  // A float-generic function is made at the float type in force: the
+  // caller's binding of its `T` (set by CallCallable).
+  sema::ScalarKind kind =
+      fn->signature.float_generic ? float_kind_ : sema::ScalarKind::F32;
+  if (auto it = functions_.find({fn, kind}); it != functions_.end())
+    return it->second;
+  sema::ScalarKind saved_kind = float_kind_;
+  auto restore_kind = llvm::make_scope_exit([&] { float_kind_ = saved_kind; });
+  float_kind_ = kind;
   ir::Function* function =
-      module_->AddFunction(QualifiedName(fn->module, fn->decl->name.name));
+      module_->AddFunction(QualifiedName(fn->module, fn->decl->name.name) +
+                           (kind == sema::ScalarKind::F64 ? ".f64" : ""));
   function->is_export = fn->decl->is_export && fn->module->is_main;
-  functions_[fn] = function;
+  functions_[{fn, kind}] = function;
   // The signature: size parameters first, then the flattened parameters.
   DimSubst dims;
   ir::Block* body = function->body.get();
@@ -207,7 +222,8 @@ ir::Function* Lowerer::FunctionFor(const sema::FnInfo* fn) {
     }
   }
   if (fn->custom_vjp) function->custom_vjp = FunctionFor(fn->custom_vjp);
-  worklist_.push_back([this, fn, function, dims]() {
+  worklist_.push_back([this, fn, function, dims, kind]() {
+    float_kind_ = kind;
     local_dims_.clear();
     for (auto [from, to] : dims) local_dims_[from] = to;
     LowerFunction(fn, function);
@@ -243,6 +259,7 @@ ir::Function* Lowerer::ModuleLetFunction(const sema::Symbol* symbol) {
   let_functions_[symbol] = function;
   function->result_types = Flatten(symbol->type);
   worklist_.push_back([this, symbol, decl, function]() {
+    float_kind_ = sema::ScalarKind::F32;
     local_dims_.clear();
     ir::Builder builder(function);
     builder_ = &builder;

@@ -8,7 +8,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compiler/diagnostics/diagnostics.h"
@@ -25,6 +27,11 @@ using Leaves = std::vector<ir::Value*>;
 // Maps sema dims to IR dims where a substitution is in force (struct size
 // arguments, a callee's size parameters at a call).
 using DimSubst = llvm::DenseMap<const sema::DimInfo*, const ir::Dim*>;
+
+// What a float-generic function's `T` is at a call, from the lowered
+// arguments (the leaves of parameters of type `T`); nullopt if none has one.
+std::optional<sema::ScalarKind> FloatKindOfArgs(
+    const sema::Signature& signature, const std::vector<Leaves>& args);
 
 class Lowerer {
  public:
@@ -157,7 +164,10 @@ class Lowerer {
 
   // Module-wide mappings.
   llvm::DenseMap<const sema::DimInfo*, const ir::Dim*> module_dims_;
-  llvm::DenseMap<const sema::FnInfo*, ir::Function*> functions_;
+  // One IR function per function and float type (Note [Float type
+  // parameters] in sema/check_generics.cpp); f32 for a function without `T`.
+  std::map<std::pair<const sema::FnInfo*, sema::ScalarKind>, ir::Function*>
+      functions_;
   llvm::DenseMap<const sema::Symbol*, ir::Function*> let_functions_;
   std::deque<std::function<void()>> worklist_;  // bodies still to lower
 
@@ -167,7 +177,11 @@ class Lowerer {
   TypeArgs type_args_;
   // Function values turned into functions, and what each pullback needs. A
   // lambda inside a generic body is a function per type arguments.
-  std::map<std::pair<const sema::Callable*, TypeArgs>, Wrapped> wrapped_;
+  std::map<std::tuple<const sema::Callable*, TypeArgs, sema::ScalarKind>,
+           Wrapped>
+      wrapped_;
+  // What the float type parameter `T` is in the body being lowered.
+  sema::ScalarKind float_kind_ = sema::ScalarKind::F32;
   struct PullbackInfo {
     Wrapped wrapped;
     std::vector<ir::Value*> operands;  // the primal arguments and captures
