@@ -31,7 +31,7 @@ any extra dims of their arguments (contract 4.4); bind a size parameter by
 name where lifting is ambiguous: `math.softmax[d: classes](logits)`.
 A function with `T: float` takes f32 or f64 and returns the same type
 ([float type parameters](language/generics.md#float-type-parameters-one-function-for-f32-and-f64));
-the rest (the layers held in structs, the random samples) is `f32`.
+the rest (the layers held in structs, such as `nn.Dense`) is `f32`.
 
 | module | contents |
 | --- | --- |

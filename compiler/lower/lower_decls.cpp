@@ -1,6 +1,4 @@
 // Lowering of functions, module constants, blocks and statements.
-#include <llvm/ADT/ScopeExit.h>
-
 #include <algorithm>
 
 #include "compiler/lower/lower.h"
@@ -179,9 +177,7 @@ ir::Function* Lowerer::FunctionFor(const sema::FnInfo* fn) {
       fn->signature.float_generic ? float_kind_ : sema::ScalarKind::F32;
   if (auto it = functions_.find({fn, kind}); it != functions_.end())
     return it->second;
-  sema::ScalarKind saved_kind = float_kind_;
-  auto restore_kind = llvm::make_scope_exit([&] { float_kind_ = saved_kind; });
-  float_kind_ = kind;
+  auto float_scope = ScopedFloatKind(kind);
   ir::Function* function =
       module_->AddFunction(QualifiedName(fn->module, fn->decl->name.name) +
                            (kind == sema::ScalarKind::F64 ? ".f64" : ""));

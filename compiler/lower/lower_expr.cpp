@@ -432,12 +432,8 @@ Leaves Lowerer::CallCallable(const sema::Callable* callable,
   DimSubst sizes;
   size_t type_depth = type_args_.size();
   auto restore = llvm::make_scope_exit([&] { type_args_.resize(type_depth); });
-  // The callee's `T` for the time of the call; the caller's own `T`
-  // (ScalarKind::Float) is what it is here.
-  sema::ScalarKind saved_kind = float_kind_;
-  auto restore_kind = llvm::make_scope_exit([&] { float_kind_ = saved_kind; });
-  if (info && info->float_arg && *info->float_arg != sema::ScalarKind::Float)
-    float_kind_ = *info->float_arg;
+  // The callee's `T` for the time of the call.
+  auto float_scope = ScopedFloatKind(info ? info->float_arg : std::nullopt);
   if (const sema::Signature* signature = SignatureOf(callable)) {
     for (size_t k = 0;
          k < signature->size_params.size() && k < info->size_args.size(); ++k)
@@ -504,12 +500,7 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
       // A float-generic function passed as a value may be called where no
       // call of it bound `T` (a parameter of type fn(f64) -> f64): its
       // arguments tell.
-      sema::ScalarKind saved_kind = float_kind_;
-      auto restore_kind =
-          llvm::make_scope_exit([&] { float_kind_ = saved_kind; });
-      if (fn->signature.float_generic)
-        float_kind_ =
-            FloatKindOfArgs(fn->signature, args).value_or(float_kind_);
+      auto float_scope = ScopedFloatKind(ArgFloatKind(callable, args));
       ir::Function* function = FunctionFor(fn);
       std::vector<ir::Value*> operands;
       for (const Leaves& arg : args)
@@ -534,17 +525,13 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
     case sema::Callable::Kind::SizeBound: {
       DimSubst inner = sizes;
       for (auto [param, dim] : callable->bindings) inner[param] = DimOf(dim);
+      // `f[T: f64]`: the callee's `T`, for a result no argument tells.
+      auto float_scope = ScopedFloatKind(callable->float_binding);
       return CallUnlifted(callable->inner, args, arg_types, inner, span, info);
     }
     case sema::Callable::Kind::Checkpoint: {
       // Kept as a call through AD and recomputed in the backward sweep.
-      sema::ScalarKind saved_kind = float_kind_;
-      auto restore_kind =
-          llvm::make_scope_exit([&] { float_kind_ = saved_kind; });
-      if (callable->inner->kind == sema::Callable::Kind::Fn &&
-          callable->inner->fn->signature.float_generic)
-        float_kind_ = FloatKindOfArgs(callable->inner->fn->signature, args)
-                          .value_or(float_kind_);
+      auto float_scope = ScopedFloatKind(ArgFloatKind(callable->inner, args));
       Wrapped wrapped = WrapCallable(callable->inner, span);
       if (!wrapped.function) return {};
       std::vector<ir::Value*> operands;

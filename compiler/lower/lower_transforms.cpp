@@ -2,8 +2,6 @@
 // pullback, checkpoint): a function value becomes an IR function (closing
 // over what a lambda captured), and the call becomes a call of a derivative
 // function that the AD pass fills later (docs/internals/ad.md).
-#include <llvm/ADT/ScopeExit.h>
-
 #include <algorithm>
 #include <functional>
 
@@ -323,12 +321,7 @@ Leaves Lowerer::CallGrad(const sema::Callable* grad,
                          Span span) {
   const sema::Callable* inner = grad->inner;
   // grad of a float-generic function: at the float type of its arguments.
-  sema::ScalarKind saved_kind = float_kind_;
-  auto restore_kind = llvm::make_scope_exit([&] { float_kind_ = saved_kind; });
-  if (inner->kind == sema::Callable::Kind::Fn &&
-      inner->fn->signature.float_generic)
-    float_kind_ =
-        FloatKindOfArgs(inner->fn->signature, args).value_or(float_kind_);
+  auto float_scope = ScopedFloatKind(ArgFloatKind(inner, args));
   Wrapped wrapped = WrapCallable(inner, span);
   if (!wrapped.function) return {};
   // The wrt mask over the wrapped function's parameter leaves.
@@ -482,8 +475,7 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
   }
   const sema::Callable* f = Bound(f_type->callable);
   // jvp or vjp of a float-generic function: at its primals' float type.
-  sema::ScalarKind saved_kind = float_kind_;
-  auto restore_kind = llvm::make_scope_exit([&] { float_kind_ = saved_kind; });
+  std::optional<sema::ScalarKind> kind;
   if (f->kind == sema::Callable::Kind::Fn && f->fn->signature.float_generic) {
     const sema::Signature& signature = f->fn->signature;
     std::vector<const sema::Type*> primal_types;
@@ -497,8 +489,9 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
                          ? std::vector<const sema::Type*>{primals}
                          : primals->elements;
     }
-    float_kind_ = FloatKindOfTypes(signature, primal_types, float_kind_);
+    kind = FloatKindOfTypes(signature, primal_types, float_kind_);
   }
+  auto float_scope = ScopedFloatKind(kind);
   DimSubst sizes;
   if (const sema::Signature* signature = SignatureOf(f))
     for (size_t k = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/ScopeExit.h>
 
 #include <deque>
 #include <functional>
@@ -142,6 +143,23 @@ class Lowerer {
                        const DimSubst& sizes);
   // jvp(f, …) and vjp(f, …).
   Leaves TransformBuiltin(const ast::CallExpr* call, sema::Builtin builtin);
+
+  // --- Float type parameters -----------------------------------------------
+  // Makes `kind` the float type of `T` until the returned guard is
+  // destroyed; nullopt or ScalarKind::Float (the caller's own `T`) leave it.
+  [[nodiscard]] auto ScopedFloatKind(std::optional<sema::ScalarKind> kind) {
+    sema::ScalarKind saved = float_kind_;
+    if (kind && *kind != sema::ScalarKind::Float) float_kind_ = *kind;
+    return llvm::make_scope_exit([this, saved] { float_kind_ = saved; });
+  }
+  // The `T` of a call of `callable` (a float-generic function) on `args`.
+  std::optional<sema::ScalarKind> ArgFloatKind(
+      const sema::Callable* callable, const std::vector<Leaves>& args) {
+    if (callable->kind != sema::Callable::Kind::Fn ||
+        !callable->fn->signature.float_generic)
+      return std::nullopt;
+    return FloatKindOfArgs(callable->fn->signature, args);
+  }
 
   // --- Helpers -------------------------------------------------------------
   ir::Builder& builder() { return *builder_; }

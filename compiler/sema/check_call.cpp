@@ -148,8 +148,10 @@ const Signature* Checker::DerivedSignature(
         if (!map.count(param)) signature->size_params.push_back(param);
       signature->param_names = inner->param_names;
       for (const Type* param : inner->params)
-        signature->params.push_back(Substitute(param, map));
-      signature->result = Substitute(inner->result, map);
+        signature->params.push_back(SubstituteTypeParams(
+            Substitute(param, map), {}, callable->float_binding));
+      signature->result = SubstituteTypeParams(Substitute(inner->result, map),
+                                               {}, callable->float_binding);
       break;
     }
     case Callable::Kind::Vmap: {
@@ -280,7 +282,7 @@ const Callable* Checker::CheckFunctionArgument(
   // lambda takes its parameter types from it.
   auto bind = [&](const Type* type) {
     type = Substitute(type, binding);
-    return float_kind ? SubstituteFloatParam(type, *float_kind) : type;
+    return SubstituteTypeParams(type, {}, float_kind);
   };
   std::vector<const Type*> params;
   std::string expected = "fn(";
@@ -450,10 +452,11 @@ const Type* Checker::ApplySignature(const Signature& signature,
   for (size_t i = 0; i < arg_types.size(); ++i) {
     if (!match(signature.params[i], arg_types[i], i)) {
       // A type parameter shows the type an earlier argument gave it.
-      const Type* param =
-          SubstituteTypeParams(Resolve(signature.params[i]), type_args);
-      if (float_arg && float_arg->kind == Type::Kind::Scalar)
-        param = SubstituteFloatParam(param, float_arg->scalar);
+      const Type* param = SubstituteTypeParams(
+          Resolve(signature.params[i]), type_args,
+          float_arg && float_arg->kind == Type::Kind::Scalar
+              ? std::optional(float_arg->scalar)
+              : std::nullopt);
       Error(struct_literal ? DiagKind::TypeMismatch : DiagKind::NoLifting,
             arg_spans[i],
             argument(i) + " of `" + name + "`: expected " + TypeString(param) +
@@ -475,8 +478,8 @@ const Type* Checker::ApplySignature(const Signature& signature,
   DimSet type_arg_dims;
   for (const auto& [param, type] : type_args)
     type_arg_dims = type_arg_dims.Union(AllDims(type));
-  const Type* result = SubstituteTypeParams(signature.result, type_args);
-  if (float_kind) result = SubstituteFloatParam(result, *float_kind);
+  const Type* result =
+      SubstituteTypeParams(signature.result, type_args, float_kind);
 
   // 2. Candidate dims for each unbound size parameter.
   std::vector<const DimInfo*> unbound;

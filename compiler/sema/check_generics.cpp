@@ -119,8 +119,10 @@ bool Checker::BindFloatParam(const Signature& signature,
     float_arg = joined;
   }
   if (!float_arg) {
-    // `T` only in the types of function arguments: as a literal's.
-    if (llvm::any_of(signature.params, MentionsFloatParam))
+    // No argument tells (`T` only in the result, or in the types of
+    // function arguments): `T` is what a float literal would be.
+    if (llvm::any_of(signature.params, MentionsFloatParam) ||
+        MentionsFloatParam(signature.result))
       *float_kind = literals_.float_default();
     return true;
   }
@@ -169,49 +171,67 @@ void Checker::CheckTypeParamsUsed(const FnInfo* fn) {
               "that type, or remove it");
   }
   if (fn->signature.float_generic &&
-      !llvm::any_of(fn->signature.params, MentionsFloatParam)) {
+      !llvm::any_of(fn->signature.params, MentionsFloatParam) &&
+      !MentionsFloatParam(fn->signature.result)) {
     Span span = fn->decl->name.span;
     for (const ast::TypeParamDecl& param : fn->decl->type_params)
       if (param.bound.name == "float") span = param.name.span;
     Error(DiagKind::BadFloatParam, span,
-          "no parameter of `" + fn->decl->name.name.str() +
-              "` has `T` in its type, so a call cannot tell whether `T` is "
-              "f32 or f64; give a parameter a type such as `T` or `T[n]`, or "
-              "write f32 or f64 instead of `T`");
+          "neither the parameters nor the result of `" +
+              fn->decl->name.name.str() +
+              "` have `T` in their types, so `T` is never anything; write f32 "
+              "or f64 instead, or remove it");
   }
 }
 
-const Type* Checker::SubstituteFloatParam(const Type* type, ScalarKind kind) {
-  type = Resolve(type);
-  switch (type->kind) {
-    case Type::Kind::Scalar:
-      return type->scalar == ScalarKind::Float
-                 ? types().Scalar(kind, type->dims)
-                 : type;
-    case Type::Kind::Tuple: {
-      std::vector<const Type*> elements;
-      for (const Type* element : type->elements)
-        elements.push_back(SubstituteFloatParam(element, kind));
-      return types().Tuple(std::move(elements));
-    }
-    default:
-      return type;
+bool Checker::BindFloatByName(const Signature& signature,
+                              const Callable* callee, ast::IndexEntry& entry,
+                              const Scope* scope, Callable* bound) {
+  if (!llvm::any_of(signature.params, MentionsFloatParam) &&
+      !MentionsFloatParam(signature.result)) {
+    Error(DiagKind::BadSizeBinding, entry.dim->span,
+          CallableName(callee) + " has no float type parameter `T`");
+    return false;
   }
+  // f32, f64, or the caller's own `T`.
+  std::optional<ScalarKind> kind;
+  if (auto* name = llvm::dyn_cast<ast::NameExpr>(entry.value)) {
+    if (name->name.name == "f32") kind = ScalarKind::F32;
+    if (name->name.name == "f64") kind = ScalarKind::F64;
+    const Symbol* symbol = scope->Lookup(name->name.name);
+    if (symbol && symbol->kind == Symbol::Kind::TypeParam &&
+        symbol->type->kind == Type::Kind::Scalar)
+      kind = ScalarKind::Float;
+  }
+  if (!kind) {
+    Error(DiagKind::BadFloatArg, entry.value->span,
+          "`T` of " + CallableName(callee) + " is bound to a float type: " +
+              CallableName(callee) + "[T: f64] or [T: f32]");
+    return false;
+  }
+  entry.value->type = types().Unit();
+  bound->float_binding = kind;
+  return true;
 }
 
-const Type* Checker::SubstituteTypeParams(const Type* type,
-                                          const TypeParamMap& map) {
-  if (map.empty()) return type;
+const Type* Checker::SubstituteTypeParams(
+    const Type* type, const TypeParamMap& map,
+    std::optional<ScalarKind> float_kind) {
+  if (map.empty() && !float_kind) return type;
   type = Resolve(type);
   switch (type->kind) {
     case Type::Kind::TypeParam: {
       auto it = map.find(type->type_param);
       return it == map.end() ? type : it->second;
     }
+    case Type::Kind::Scalar:
+      return float_kind && type->scalar == ScalarKind::Float
+                 ? types().Scalar(*float_kind, type->dims)
+                 : type;
     case Type::Kind::Tuple: {
       std::vector<const Type*> elements;
       for (const Type* element : type->elements)
-        elements.push_back(SubstituteTypeParams(element, map));
+        elements.push_back(SubstituteTypeParams(element, map, float_kind));
       return types().Tuple(std::move(elements));
     }
     default:

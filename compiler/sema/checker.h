@@ -227,10 +227,16 @@ class Checker {
                       const Type* float_arg, const std::vector<Span>& arg_spans,
                       const std::string& callee_name, Span call_span,
                       std::optional<ScalarKind>* float_kind);
-  const Type* SubstituteTypeParams(const Type* type, const TypeParamMap& map);
-  // `type` with the float type parameter `T` (ScalarKind::Float) replaced
-  // by `kind`.
-  const Type* SubstituteFloatParam(const Type* type, ScalarKind kind);
+  // `type` with each type parameter of `map` replaced, and the float type
+  // parameter `T` (ScalarKind::Float) by `float_kind` if given.
+  const Type* SubstituteTypeParams(
+      const Type* type, const TypeParamMap& map,
+      std::optional<ScalarKind> float_kind = std::nullopt);
+  // `f[T: f64]`: binds the float type parameter of the function `callee`
+  // in `bound`; false after an error, reported here.
+  bool BindFloatByName(const Signature& signature, const Callable* callee,
+                       ast::IndexEntry& entry, const Scope* scope,
+                       Callable* bound);
   // Reports a type parameter that no parameter's type mentions.
   void CheckTypeParamsUsed(const FnInfo* fn);
   // Reports a generic function named anywhere but as a call's callee.

@@ -127,6 +127,9 @@ struct Callable {
   bool wrt_is_tuple = false;      // `wrt: (p, q)` gives a tuple
   const DimInfo* over = nullptr;  // Vmap
   std::vector<std::pair<const DimInfo*, const DimInfo*>> bindings;  // SizeBound
+  // SizeBound: `f[T: f64]` binds the float type parameter (ScalarKind::Float
+  // for the caller's own `T`).
+  std::optional<ScalarKind> float_binding;
   llvm::StringRef param_name;  // Param: the parameter's name
   // Known signature (Fn, Pullback, typed lambdas, or after first use).
   mutable std::unique_ptr<Signature> signature;
