@@ -104,8 +104,12 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
     }
     case ast::Expr::Kind::BoolLit:
       return {b.BoolConst(llvm::cast<ast::BoolLitExpr>(expr)->value)};
-    case ast::Expr::Kind::StringLit:
     case ast::Expr::Kind::Lambda:
+      // Its body is lowered where it is called, perhaps inside a callee
+      // with another `T`: remember the one in force here.
+      lambda_float_kinds_[llvm::cast<ast::LambdaExpr>(expr)] = float_kind_;
+      return {};
+    case ast::Expr::Kind::StringLit:
       return {};
     case ast::Expr::Kind::Name: {
       const sema::Symbol* symbol = llvm::cast<ast::NameExpr>(expr)->symbol;
@@ -546,6 +550,10 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
     }
     case sema::Callable::Kind::Lambda: {
       const ast::LambdaExpr* lambda = callable->lambda;
+      auto it = lambda_float_kinds_.find(lambda);
+      auto float_scope = ScopedFloatKind(it == lambda_float_kinds_.end()
+                                             ? std::nullopt
+                                             : std::optional(it->second));
       for (size_t i = 0; i < lambda->params.size() && i < args.size(); ++i)
         if (lambda->params[i].symbol)
           values_[lambda->params[i].symbol] = args[i];

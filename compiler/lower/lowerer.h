@@ -198,8 +198,10 @@ class Lowerer {
   std::map<std::tuple<const sema::Callable*, TypeArgs, sema::ScalarKind>,
            Wrapped>
       wrapped_;
-  // What the float type parameter `T` is in the body being lowered.
+  // What the float type parameter `T` is in the body being lowered, and
+  // what it was where each lambda was written.
   sema::ScalarKind float_kind_ = sema::ScalarKind::F32;
+  llvm::DenseMap<const ast::LambdaExpr*, sema::ScalarKind> lambda_float_kinds_;
   struct PullbackInfo {
     Wrapped wrapped;
     std::vector<ir::Value*> operands;  // the primal arguments and captures
