@@ -29,7 +29,9 @@ The standard library is written in Delta, one module per topic, in
 folders). Functions are written for one example and one dim, and lift over
 any extra dims of their arguments (contract 4.4); bind a size parameter by
 name where lifting is ambiguous: `math.softmax[d: classes](logits)`.
-Everything is `f32`.
+A function with `T: float` takes f32 or f64 and returns the same type
+([float type parameters](language/generics.md#float-type-parameters-one-function-for-f32-and-f64));
+the rest (the layers held in structs, such as `nn.Dense`) is `f32`.
 
 | module | contents |
 | --- | --- |

@@ -76,6 +76,10 @@ ir::Type Lowerer::LeafType(const sema::Type* leaf, const DimSubst* subst) {
         case sema::ScalarKind::Bool:
           type.elem = ir::ElemKind::Bool;
           break;
+        case sema::ScalarKind::Float:
+          type.elem = float_kind_ == sema::ScalarKind::F64 ? ir::ElemKind::F64
+                                                           : ir::ElemKind::F32;
+          break;
       }
       break;
     default:
@@ -170,11 +174,18 @@ std::string QualifiedName(const sema::ModuleInfo* module,
 }  // namespace
 
 ir::Function* Lowerer::FunctionFor(const sema::FnInfo* fn) {
-  if (auto it = functions_.find(fn); it != functions_.end()) return it->second;
+  // A float-generic function is made at the float type in force: the
+  // caller's binding of its `T` (set by CallCallable).
+  sema::ScalarKind kind =
+      fn->signature.float_generic ? float_kind_ : sema::ScalarKind::F32;
+  if (auto it = functions_.find({fn, kind}); it != functions_.end())
+    return it->second;
+  auto float_scope = ScopedFloatKind(kind);
   ir::Function* function =
-      module_->AddFunction(QualifiedName(fn->module, fn->decl->name.name));
+      module_->AddFunction(QualifiedName(fn->module, fn->decl->name.name) +
+                           (kind == sema::ScalarKind::F64 ? ".f64" : ""));
   function->is_export = fn->decl->is_export && fn->module->is_main;
-  functions_[fn] = function;
+  functions_[{fn, kind}] = function;
   // The signature: size parameters first, then the flattened parameters.
   DimSubst dims;
   ir::Block* body = function->body.get();
@@ -210,7 +221,8 @@ ir::Function* Lowerer::FunctionFor(const sema::FnInfo* fn) {
     }
   }
   if (fn->custom_vjp) function->custom_vjp = FunctionFor(fn->custom_vjp);
-  worklist_.push_back([this, fn, function, dims]() {
+  worklist_.push_back([this, fn, function, dims, kind]() {
+    float_kind_ = kind;
     local_dims_.clear();
     for (auto [from, to] : dims) local_dims_[from] = to;
     LowerFunction(fn, function);
@@ -246,6 +258,7 @@ ir::Function* Lowerer::ModuleLetFunction(const sema::Symbol* symbol) {
   let_functions_[symbol] = function;
   function->result_types = Flatten(symbol->type);
   worklist_.push_back([this, symbol, decl, function]() {
+    float_kind_ = sema::ScalarKind::F32;
     local_dims_.clear();
     ir::Builder builder(function);
     builder_ = &builder;

@@ -104,8 +104,12 @@ Leaves Lowerer::Expr(const ast::Expr* expr) {
     }
     case ast::Expr::Kind::BoolLit:
       return {b.BoolConst(llvm::cast<ast::BoolLitExpr>(expr)->value)};
-    case ast::Expr::Kind::StringLit:
     case ast::Expr::Kind::Lambda:
+      // Its body is lowered where it is called, perhaps inside a callee
+      // with another `T`: remember the one in force here.
+      lambda_float_kinds_[llvm::cast<ast::LambdaExpr>(expr)] = float_kind_;
+      return {};
+    case ast::Expr::Kind::StringLit:
       return {};
     case ast::Expr::Kind::Name: {
       const sema::Symbol* symbol = llvm::cast<ast::NameExpr>(expr)->symbol;
@@ -385,6 +389,9 @@ Leaves Lowerer::Call(const ast::CallExpr* call) {
       name && name->symbol) {
     if (name->symbol->kind == sema::Symbol::Kind::Builtin)
       return Builtin(call, name->symbol->builtin);
+    // `T(x)`: a conversion to the call's type, as f32(x) is.
+    if (name->symbol->kind == sema::Symbol::Kind::TypeParam)
+      return Builtin(call, sema::Builtin::ToF32);
     if (name->symbol->kind == sema::Symbol::Kind::Dim) {
       ir::Value* k = Expr(call->args[0].value).front();
       SetLoc(call->span);
@@ -429,6 +436,8 @@ Leaves Lowerer::CallCallable(const sema::Callable* callable,
   DimSubst sizes;
   size_t type_depth = type_args_.size();
   auto restore = llvm::make_scope_exit([&] { type_args_.resize(type_depth); });
+  // The callee's `T` for the time of the call.
+  auto float_scope = ScopedFloatKind(info ? info->float_arg : std::nullopt);
   if (const sema::Signature* signature = SignatureOf(callable)) {
     for (size_t k = 0;
          k < signature->size_params.size() && k < info->size_args.size(); ++k)
@@ -492,6 +501,10 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
       const sema::FnInfo* fn = callable->fn;
       if (TakesFunctions(*fn) || !fn->signature.type_params.empty())
         return InlineCall(fn, args, arg_types, sizes, info);
+      // A float-generic function passed as a value may be called where no
+      // call of it bound `T` (a parameter of type fn(f64) -> f64): its
+      // arguments tell.
+      auto float_scope = ScopedFloatKind(ArgFloatKind(callable, args));
       ir::Function* function = FunctionFor(fn);
       std::vector<ir::Value*> operands;
       for (const Leaves& arg : args)
@@ -516,10 +529,13 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
     case sema::Callable::Kind::SizeBound: {
       DimSubst inner = sizes;
       for (auto [param, dim] : callable->bindings) inner[param] = DimOf(dim);
+      // `f[T: f64]`: the callee's `T`, for a result no argument tells.
+      auto float_scope = ScopedFloatKind(callable->float_binding);
       return CallUnlifted(callable->inner, args, arg_types, inner, span, info);
     }
     case sema::Callable::Kind::Checkpoint: {
       // Kept as a call through AD and recomputed in the backward sweep.
+      auto float_scope = ScopedFloatKind(ArgFloatKind(callable->inner, args));
       Wrapped wrapped = WrapCallable(callable->inner, span);
       if (!wrapped.function) return {};
       std::vector<ir::Value*> operands;
@@ -534,6 +550,10 @@ Leaves Lowerer::CallUnlifted(const sema::Callable* callable,
     }
     case sema::Callable::Kind::Lambda: {
       const ast::LambdaExpr* lambda = callable->lambda;
+      auto it = lambda_float_kinds_.find(lambda);
+      auto float_scope = ScopedFloatKind(it == lambda_float_kinds_.end()
+                                             ? std::nullopt
+                                             : std::optional(it->second));
       for (size_t i = 0; i < lambda->params.size() && i < args.size(); ++i)
         if (lambda->params[i].symbol)
           values_[lambda->params[i].symbol] = args[i];
@@ -634,6 +654,39 @@ const sema::Callable* Lowerer::Bound(const sema::Callable* callable) {
   if (callable->signature)
     copy.signature = std::make_unique<sema::Signature>(*callable->signature);
   return &copy;
+}
+
+std::optional<sema::ScalarKind> FloatKindOfArgs(
+    const sema::Signature& signature, const std::vector<Leaves>& args) {
+  // Walks a parameter's type beside its argument's leaves.
+  std::function<std::optional<ir::ElemKind>(const sema::Type*, const Leaves&,
+                                            size_t&)>
+      walk = [&](const sema::Type* type, const Leaves& leaves,
+                 size_t& next) -> std::optional<ir::ElemKind> {
+    if (type->kind == sema::Type::Kind::Tuple) {
+      for (const sema::Type* element : type->elements)
+        if (auto kind = walk(element, leaves, next)) return kind;
+      return std::nullopt;
+    }
+    if (!type->IsLeaf()) {
+      // A struct's leaves are never `T`, but how many there are is not
+      // known here: stop looking in this parameter.
+      next = leaves.size();
+      return std::nullopt;
+    }
+    size_t at = next++;
+    if (type->kind == sema::Type::Kind::Scalar &&
+        type->scalar == sema::ScalarKind::Float && at < leaves.size())
+      return leaves[at]->type.elem;
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < signature.params.size() && i < args.size(); ++i) {
+    size_t next = 0;
+    if (auto kind = walk(signature.params[i], args[i], next))
+      return *kind == ir::ElemKind::F64 ? sema::ScalarKind::F64
+                                        : sema::ScalarKind::F32;
+  }
+  return std::nullopt;
 }
 
 }  // namespace delta::lower

@@ -139,7 +139,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
   }
   // Inside an inlined call the same lambda may stand for another function
   // each time (it calls a parameter of function type): wrap it anew.
-  if (auto it = wrapped_.find({callable, type_args_});
+  if (auto it = wrapped_.find({callable, type_args_, float_kind_});
       it != wrapped_.end() && bound_params_.empty())
     return it->second;
   const sema::Signature* signature = SignatureOf(callable);
@@ -214,7 +214,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
     capture_params.push_back(std::move(leaves));
   }
   function->result_types = Flatten(signature->result, &dims);
-  wrapped_[{callable, type_args_}] = wrapped;
+  wrapped_[{callable, type_args_, float_kind_}] = wrapped;
 
   // Lower the body now, in a state of its own.
   ir::Builder* saved_builder = builder_;
@@ -320,6 +320,8 @@ Leaves Lowerer::CallGrad(const sema::Callable* grad,
                          const std::vector<Leaves>& args, const DimSubst& sizes,
                          Span span) {
   const sema::Callable* inner = grad->inner;
+  // grad of a float-generic function: at the float type of its arguments.
+  auto float_scope = ScopedFloatKind(ArgFloatKind(inner, args));
   Wrapped wrapped = WrapCallable(inner, span);
   if (!wrapped.function) return {};
   // The wrt mask over the wrapped function's parameter leaves.
@@ -430,6 +432,38 @@ Leaves Lowerer::CallPullback(const sema::Callable* pullback,
   return cotangents;
 }
 
+namespace {
+
+// What a float-generic function's `T` is, from the (sema) types of its
+// arguments; `current` is what the caller's own `T` stands for.
+sema::ScalarKind FloatKindOfTypes(const sema::Signature& signature,
+                                  const std::vector<const sema::Type*>& types,
+                                  sema::ScalarKind current) {
+  std::function<std::optional<sema::ScalarKind>(const sema::Type*,
+                                                const sema::Type*)>
+      walk = [&](const sema::Type* param,
+                 const sema::Type* arg) -> std::optional<sema::ScalarKind> {
+    if (!param || !arg) return std::nullopt;
+    if (param->kind == sema::Type::Kind::Tuple &&
+        arg->kind == sema::Type::Kind::Tuple) {
+      for (size_t k = 0; k < param->elements.size() && k < arg->elements.size();
+           ++k)
+        if (auto kind = walk(param->elements[k], arg->elements[k])) return kind;
+      return std::nullopt;
+    }
+    if (param->kind == sema::Type::Kind::Scalar &&
+        param->scalar == sema::ScalarKind::Float &&
+        arg->kind == sema::Type::Kind::Scalar)
+      return arg->scalar == sema::ScalarKind::Float ? current : arg->scalar;
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < signature.params.size() && i < types.size(); ++i)
+    if (auto kind = walk(signature.params[i], types[i])) return *kind;
+  return current;
+}
+
+}  // namespace
+
 Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
                                  sema::Builtin builtin) {
   const sema::CallInfo* info = call->info;
@@ -440,6 +474,24 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
     return {};
   }
   const sema::Callable* f = Bound(f_type->callable);
+  // jvp or vjp of a float-generic function: at its primals' float type.
+  std::optional<sema::ScalarKind> kind;
+  if (f->kind == sema::Callable::Kind::Fn && f->fn->signature.float_generic) {
+    const sema::Signature& signature = f->fn->signature;
+    std::vector<const sema::Type*> primal_types;
+    for (size_t i = 1; i < call->args.size(); ++i)
+      primal_types.push_back(call->args[i].value->type);
+    if (builtin == sema::Builtin::Jvp) {
+      // jvp(f, primals, tangents): a tuple of primals for several params.
+      const sema::Type* primals = call->args[1].value->type;
+      primal_types = signature.params.size() == 1 ||
+                             primals->kind != sema::Type::Kind::Tuple
+                         ? std::vector<const sema::Type*>{primals}
+                         : primals->elements;
+    }
+    kind = FloatKindOfTypes(signature, primal_types, float_kind_);
+  }
+  auto float_scope = ScopedFloatKind(kind);
   DimSubst sizes;
   if (const sema::Signature* signature = SignatureOf(f))
     for (size_t k = 0;

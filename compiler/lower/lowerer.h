@@ -3,12 +3,15 @@
 #pragma once
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/ScopeExit.h>
 
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compiler/diagnostics/diagnostics.h"
@@ -25,6 +28,11 @@ using Leaves = std::vector<ir::Value*>;
 // Maps sema dims to IR dims where a substitution is in force (struct size
 // arguments, a callee's size parameters at a call).
 using DimSubst = llvm::DenseMap<const sema::DimInfo*, const ir::Dim*>;
+
+// What a float-generic function's `T` is at a call, from the lowered
+// arguments (the leaves of parameters of type `T`); nullopt if none has one.
+std::optional<sema::ScalarKind> FloatKindOfArgs(
+    const sema::Signature& signature, const std::vector<Leaves>& args);
 
 class Lowerer {
  public:
@@ -136,6 +144,23 @@ class Lowerer {
   // jvp(f, …) and vjp(f, …).
   Leaves TransformBuiltin(const ast::CallExpr* call, sema::Builtin builtin);
 
+  // --- Float type parameters -----------------------------------------------
+  // Makes `kind` the float type of `T` until the returned guard is
+  // destroyed; nullopt or ScalarKind::Float (the caller's own `T`) leave it.
+  [[nodiscard]] auto ScopedFloatKind(std::optional<sema::ScalarKind> kind) {
+    sema::ScalarKind saved = float_kind_;
+    if (kind && *kind != sema::ScalarKind::Float) float_kind_ = *kind;
+    return llvm::make_scope_exit([this, saved] { float_kind_ = saved; });
+  }
+  // The `T` of a call of `callable` (a float-generic function) on `args`.
+  std::optional<sema::ScalarKind> ArgFloatKind(
+      const sema::Callable* callable, const std::vector<Leaves>& args) {
+    if (callable->kind != sema::Callable::Kind::Fn ||
+        !callable->fn->signature.float_generic)
+      return std::nullopt;
+    return FloatKindOfArgs(callable->fn->signature, args);
+  }
+
   // --- Helpers -------------------------------------------------------------
   ir::Builder& builder() { return *builder_; }
   ir::Loc LocOf(Span span);
@@ -157,7 +182,10 @@ class Lowerer {
 
   // Module-wide mappings.
   llvm::DenseMap<const sema::DimInfo*, const ir::Dim*> module_dims_;
-  llvm::DenseMap<const sema::FnInfo*, ir::Function*> functions_;
+  // One IR function per function and float type (Note [Float type
+  // parameters] in sema/check_generics.cpp); f32 for a function without `T`.
+  std::map<std::pair<const sema::FnInfo*, sema::ScalarKind>, ir::Function*>
+      functions_;
   llvm::DenseMap<const sema::Symbol*, ir::Function*> let_functions_;
   std::deque<std::function<void()>> worklist_;  // bodies still to lower
 
@@ -167,7 +195,13 @@ class Lowerer {
   TypeArgs type_args_;
   // Function values turned into functions, and what each pullback needs. A
   // lambda inside a generic body is a function per type arguments.
-  std::map<std::pair<const sema::Callable*, TypeArgs>, Wrapped> wrapped_;
+  std::map<std::tuple<const sema::Callable*, TypeArgs, sema::ScalarKind>,
+           Wrapped>
+      wrapped_;
+  // What the float type parameter `T` is in the body being lowered, and
+  // what it was where each lambda was written.
+  sema::ScalarKind float_kind_ = sema::ScalarKind::F32;
+  llvm::DenseMap<const ast::LambdaExpr*, sema::ScalarKind> lambda_float_kinds_;
   struct PullbackInfo {
     Wrapped wrapped;
     std::vector<ir::Value*> operands;  // the primal arguments and captures

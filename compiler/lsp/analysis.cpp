@@ -73,7 +73,10 @@ std::string DescribeSymbol(const sema::Symbol* symbol) {
         return std::string(doc->forms) + "  // builtin: " + doc->doc;
       return "builtin " + symbol->name.str();
     case Kind::TypeParam:
-      return "type parameter " + symbol->name.str() + ": space";
+      return "type parameter " + symbol->name.str() +
+             (symbol->type && symbol->type->kind == sema::Type::Kind::Scalar
+                  ? ": float (f32 or f64, chosen at each call)"
+                  : ": space");
   }
   return symbol->name.str();
 }

@@ -66,6 +66,11 @@ class BuiltinChecker {
         name_(BuiltinSpelling(builtin)) {}
 
   const Type* Check();
+  // `T(x)`: a conversion to the float type parameter.
+  const Type* CheckFloatParamConversion() {
+    name_ = "T";
+    return CheckConversion(ScalarKind::Float);
+  }
 
  private:
   DiagBuilder Fail(Span span, const std::string& message) {
@@ -737,6 +742,12 @@ const Type* Checker::CheckBuiltinCall(Builtin builtin, ast::CallExpr* call,
                                       Context& context) {
   if (IsTransform(builtin)) return CheckTransform(builtin, call, context);
   return BuiltinChecker(*this, builtin, call, context).Check();
+}
+
+const Type* Checker::CheckFloatParamConversion(ast::CallExpr* call,
+                                               Context& context) {
+  return BuiltinChecker(*this, Builtin::ToF32, call, context)
+      .CheckFloatParamConversion();
 }
 
 }  // namespace delta::sema

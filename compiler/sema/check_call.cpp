@@ -148,8 +148,10 @@ const Signature* Checker::DerivedSignature(
         if (!map.count(param)) signature->size_params.push_back(param);
       signature->param_names = inner->param_names;
       for (const Type* param : inner->params)
-        signature->params.push_back(Substitute(param, map));
-      signature->result = Substitute(inner->result, map);
+        signature->params.push_back(SubstituteTypeParams(
+            Substitute(param, map), {}, callable->float_binding));
+      signature->result = SubstituteTypeParams(Substitute(inner->result, map),
+                                               {}, callable->float_binding);
       break;
     }
     case Callable::Kind::Vmap: {
@@ -203,8 +205,9 @@ const Signature* Checker::DerivedSignature(
       if (result->kind == Type::Kind::LitVar &&
           literals_.IsFloat(result->var) && result->dims.empty()) {
         // A flexible float result is fine: it becomes f32 or f64.
-      } else if (!result->IsError() && !result->IsScalarOf(ScalarKind::F32) &&
-                 !result->IsScalarOf(ScalarKind::F64)) {
+      } else if (!result->IsError() &&
+                 !(result->kind == Type::Kind::Scalar &&
+                   IsFloat(result->scalar) && result->dims.empty())) {
         Error(DiagKind::GradNotScalar, use,
               CallableName(callable) +
                   " needs a function whose result is a "
@@ -271,20 +274,23 @@ const Signature* Checker::GetSignature(
 // --- Function arguments
 // --------------------------------------------------------
 
-const Callable* Checker::CheckFunctionArgument(const Callable* declared,
-                                               const Callable* given,
-                                               const DimMap& binding, Span span,
-                                               const std::string& what,
-                                               const std::string& callee) {
-  // The declared type with the call's dims; an unannotated lambda takes its
-  // parameter types from it.
+const Callable* Checker::CheckFunctionArgument(
+    const Callable* declared, const Callable* given, const DimMap& binding,
+    std::optional<ScalarKind> float_kind, Span span, const std::string& what,
+    const std::string& callee) {
+  // The declared type with the call's dims and float type; an unannotated
+  // lambda takes its parameter types from it.
+  auto bind = [&](const Type* type) {
+    type = Substitute(type, binding);
+    return SubstituteTypeParams(type, {}, float_kind);
+  };
   std::vector<const Type*> params;
   std::string expected = "fn(";
   for (const Type* param : declared->signature->params) {
-    params.push_back(Substitute(param, binding));
+    params.push_back(bind(param));
     expected += (params.size() > 1 ? ", " : "") + TypeString(params.back());
   }
-  const Type* result = Substitute(declared->signature->result, binding);
+  const Type* result = bind(declared->signature->result);
   expected += ") -> " + TypeString(result);
   const Signature* signature = GetSignature(given, &params, span);
   if (!signature) return nullptr;
@@ -369,6 +375,15 @@ const Type* Checker::ApplySignature(const Signature& signature,
   std::vector<FunctionArg> function_args;
   DimMap forced = explicit_bindings;
   TypeParamMap type_args;
+  // The leaf kind the float type parameter `T` takes (no dims), from every
+  // leaf of type `T` and every `P: space` of `T`.
+  const Type* float_arg = nullptr;
+  auto bind_float = [&](const Type* kind) {
+    const Type* joined =
+        float_arg ? UnifyLeafKinds(*this, float_arg, kind) : Resolve(kind);
+    if (joined) float_arg = joined;
+    return joined != nullptr;
+  };
   bool failed = false;
   std::function<bool(const Type*, const Type*, size_t)> match =
       [&](const Type* param, const Type* arg, size_t i) -> bool {
@@ -382,7 +397,10 @@ const Type* Checker::ApplySignature(const Signature& signature,
     }
     if (param->IsLeaf()) {
       if (!arg->IsLeaf()) return false;
-      if (param->kind == Type::Kind::Index) {
+      if (param->kind == Type::Kind::Scalar &&
+          param->scalar == ScalarKind::Float) {
+        if (!bind_float(types().WithDims(arg, {}))) return false;
+      } else if (param->kind == Type::Kind::Index) {
         if (arg->kind != Type::Kind::Index) return false;
         if (is_size_param(param->index_dim)) {
           auto [it, inserted] =
@@ -434,8 +452,11 @@ const Type* Checker::ApplySignature(const Signature& signature,
   for (size_t i = 0; i < arg_types.size(); ++i) {
     if (!match(signature.params[i], arg_types[i], i)) {
       // A type parameter shows the type an earlier argument gave it.
-      const Type* param =
-          SubstituteTypeParams(Resolve(signature.params[i]), type_args);
+      const Type* param = SubstituteTypeParams(
+          Resolve(signature.params[i]), type_args,
+          float_arg && float_arg->kind == Type::Kind::Scalar
+              ? std::optional(float_arg->scalar)
+              : std::nullopt);
       Error(struct_literal ? DiagKind::TypeMismatch : DiagKind::NoLifting,
             arg_spans[i],
             argument(i) + " of `" + name + "`: expected " + TypeString(param) +
@@ -446,13 +467,19 @@ const Type* Checker::ApplySignature(const Signature& signature,
     }
   }
   if (failed) return types().Error();
-  if (!CheckTypeArgs(signature, type_args, arg_spans, name))
+  std::optional<ScalarKind> float_kind;
+  if (!BindFloatParam(signature, type_args, float_arg, arg_spans, name,
+                      call_span, &float_kind))
+    return types().Error();
+  if (!CheckTypeArgs(signature, type_args, arg_spans, name,
+                     float_kind.value_or(ScalarKind::F32)))
     return types().Error();
   // The dims of type arguments are the call's own, like bound dims.
   DimSet type_arg_dims;
   for (const auto& [param, type] : type_args)
     type_arg_dims = type_arg_dims.Union(AllDims(type));
-  const Type* result = SubstituteTypeParams(signature.result, type_args);
+  const Type* result =
+      SubstituteTypeParams(signature.result, type_args, float_kind);
 
   // 2. Candidate dims for each unbound size parameter.
   std::vector<const DimInfo*> unbound;
@@ -720,7 +747,7 @@ const Type* Checker::ApplySignature(const Signature& signature,
     CalledFn(info->callee, &function_binding);
   for (const FunctionArg& f : function_args) {
     const Callable* passed =
-        CheckFunctionArgument(f.declared, f.given, function_binding,
+        CheckFunctionArgument(f.declared, f.given, function_binding, float_kind,
                               arg_spans[f.arg], argument(f.arg), name);
     if (!passed) return types().Error();
     if (info) info->function_args[f.arg] = passed;
@@ -733,6 +760,7 @@ const Type* Checker::ApplySignature(const Signature& signature,
     for (const Type* param : signature.type_params)
       info->type_args.push_back(type_args.at(param->type_param));
     for (const Type*& type_arg : info->type_args) Record(&type_arg);
+    info->float_arg = float_kind;
     info->arg_extra_dims = chosen.extra;
     info->lift_dims = lift;
   }
@@ -752,6 +780,12 @@ const Type* Checker::CheckCall(ast::CallExpr* call, Context& context) {
       name->symbol = const_cast<Symbol*>(symbol);
       name->type = types().Unit();
       return CheckBuiltinCall(symbol->builtin, call, context);
+    }
+    if (symbol && symbol->kind == Symbol::Kind::TypeParam &&
+        symbol->type->kind == Type::Kind::Scalar) {
+      name->symbol = const_cast<Symbol*>(symbol);
+      name->type = types().Unit();
+      return CheckFloatParamConversion(call, context);
     }
     if (symbol && symbol->kind == Symbol::Kind::Dim) {
       // `d(k)`: an index of dim d from an integer.

@@ -2,6 +2,7 @@
 // cycles of structs), function signatures and bodies, module-level lets,
 // and the order in which CheckModule checks them.
 #include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/ScopeExit.h>
 #include <llvm/Support/FileSystem.h>
 
 #include <functional>
@@ -170,16 +171,44 @@ std::vector<const DimInfo*> Checker::DeclareSizeParams(
   return dims;
 }
 
-// `[P: space]`: see Note [Generic functions] in check_generics.cpp.
+// `[P: space]` and `[T: float]`: see Note [Generic functions] and Note
+// [Float type parameters] in check_generics.cpp.
 std::vector<const Type*> Checker::DeclareTypeParams(ast::FnDecl* decl,
-                                                    Scope* scope) {
+                                                    Scope* scope,
+                                                    bool* float_generic) {
   std::vector<const Type*> params;
+  // The float parameter first, so that a `P: space` beside it is a space
+  // of `T` whatever the order of the brackets.
+  const ast::TypeParamDecl* float_param = nullptr;
   for (const ast::TypeParamDecl& param : decl->type_params) {
-    if (param.bound.name != "space")
+    if (param.bound.name != "float") continue;
+    if (float_param) {
+      Error(DiagKind::BadFloatParam, param.name.span,
+            "a function has at most one float type parameter; `" +
+                param.name.name.str() + "` and `" +
+                float_param->name.name.str() +
+                "` would both be f32 or f64: use `T` for both")
+          .Note(float_param->name.span, "the first is declared here");
+      continue;
+    }
+    if (param.name.name != "T")
+      Error(DiagKind::BadFloatParam, param.name.span,
+            "the float type parameter is always named `T` (messages and "
+            "docs call it that): write `[T: float]` and `T` for `" +
+                param.name.name.str() + "`");
+    float_param = &param;
+  }
+  *float_generic = float_param != nullptr;
+  for (const ast::TypeParamDecl& param : decl->type_params) {
+    // A second float parameter is declared too (reported above), so that
+    // its uses are not unknown names.
+    bool is_float = param.bound.name == "float";
+    if (!is_float && param.bound.name != "space")
       Error(DiagKind::BadTypeParam, param.bound.span,
             "unknown bound `" + param.bound.name.str() +
                 "`; a type parameter is written `" + param.name.name.str() +
-                ": space` (any vector space of f32)");
+                ": space` (any vector space of f32) or `T: float` (f32 or "
+                "f64)");
     if (const Symbol* existing = scope->Lookup(param.name.name);
         existing && existing->kind != Symbol::Kind::Builtin) {
       Error(DiagKind::DimReusesName, param.name.span,
@@ -192,12 +221,19 @@ std::vector<const Type*> Checker::DeclareTypeParams(ast::FnDecl* decl,
     TypeParamInfo& info = program_.type_params.emplace_back();
     info.name = param.name.name;
     info.span = param.name.span;
+    info.leaf = float_param ? ScalarKind::Float : ScalarKind::F32;
     Symbol* symbol =
         NewSymbol(Symbol::Kind::TypeParam, param.name.name, param.name.span);
-    symbol->type = types().TypeParam(&info);
+    symbol->type =
+        is_float ? types().Scalar(ScalarKind::Float) : types().TypeParam(&info);
     scope->Add(symbol);
-    params.push_back(symbol->type);
+    if (!is_float) params.push_back(symbol->type);
   }
+  if (float_param && (decl->is_export || decl->name.name == "main"))
+    Error(DiagKind::BadFloatParam, float_param->name.span,
+          "`" + decl->name.name.str() +
+              "` is called from outside the program, so its float type is "
+              "fixed: write f32 or f64 instead of `T`");
   if (!params.empty() && (decl->is_export || !decl->attributes.empty() ||
                           (decl->name.name == "main")))
     Error(DiagKind::BadTypeParam, decl->name.span,
@@ -295,7 +331,8 @@ void Checker::CheckFnSignature(FnInfo* fn) {
   local_dim_names_.clear();
   if (decl->body) CollectLocalDimNames(decl->body, local_dim_names_);
   signature.size_params = DeclareSizeParams(decl->size_params, scope);
-  signature.type_params = DeclareTypeParams(decl, scope);
+  signature.type_params =
+      DeclareTypeParams(decl, scope, &signature.float_generic);
   bool is_main = fn->module->is_main && decl->name.name == "main";
   for (ast::Param& param : decl->params) {
     // A `path` parameter of main is a file name from the command line, no
@@ -362,6 +399,12 @@ void Checker::CheckFnBody(FnInfo* fn) {
   context.function = fn;
   context.in_main = fn->module->is_main && decl->name.name == "main";
   context.scope = signature_scopes_[fn];
+  // A float literal no type constrains is a `T` in a float-generic body.
+  ScalarKind saved_default = literals_.float_default();
+  literals_.set_float_default(fn->signature.float_generic ? ScalarKind::Float
+                                                          : ScalarKind::F32);
+  auto restore_default = llvm::make_scope_exit(
+      [&] { literals_.set_float_default(saved_default); });
   LitVarId first = StatementStart();
   for (size_t i = 0; i < decl->params.size(); ++i) {
     ast::Param& param = decl->params[i];

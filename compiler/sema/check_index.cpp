@@ -55,6 +55,12 @@ const Type* CheckIndexExpr(Checker& checker, ast::IndexExpr* index,
     Callable* bound = checker.NewCallable(Callable::Kind::SizeBound);
     bound->inner = base->callable;
     for (ast::IndexEntry& entry : index->entries) {
+      if (entry.dim && entry.dim->name == "T" && entry.dim->module.empty()) {
+        if (!checker.BindFloatByName(*signature, base->callable, entry,
+                                     context.scope, bound))
+          return types.Error();
+        continue;
+      }
       std::optional<ast::Ident> dim_name =
           checker.DimRefOf(entry.value, context.scope);
       if (!entry.dim || !dim_name) {

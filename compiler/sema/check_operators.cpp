@@ -125,6 +125,14 @@ const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
                 "an index supports == and !=; for arithmetic convert "
                 "it with i64(i)");
     else if (ra->kind == Type::Kind::Scalar && rb->kind == Type::Kind::Scalar &&
+             (ra->scalar == ScalarKind::Float) !=
+                 (rb->scalar == ScalarKind::Float))
+      // See Note [Float type parameters]: `T` is f32 at one call and f64 at
+      // another, so a concrete float never mixes with it unconverted.
+      diag.Note(span,
+                "`T` is f32 or f64, whichever each call chooses, so it never "
+                "mixes with a concrete float; convert that side with T(…)");
+    else if (ra->kind == Type::Kind::Scalar && rb->kind == Type::Kind::Scalar &&
              ra->scalar != rb->scalar && ra->scalar != ScalarKind::Bool &&
              rb->scalar != ScalarKind::Bool)
       diag.Note(span, "convert one side, e.g. with f64(…) or f32(…)");
@@ -178,7 +186,7 @@ const Type* UniformLeafKind(Checker& checker, const Type* value) {
                      part->elements.end());
     } else if (part->IsLeaf() || part->kind == K::TypeParam) {
       const Type* leaf = part->kind == K::TypeParam
-                             ? checker.types().Scalar(ScalarKind::F32)
+                             ? checker.types().Scalar(part->type_param->leaf)
                              : checker.types().WithDims(part, {});
       kind = kind ? UnifyLeafKinds(checker, kind, leaf) : leaf;
       if (!kind) return nullptr;
@@ -312,7 +320,7 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
                   ? other->type_param == param->type_param
                   : other->IsLeaf() && other->dims.empty() &&
                         UnifyLeafKinds(checker, types.WithDims(other, {}),
-                                       types.Scalar(ScalarKind::F32));
+                                       types.Scalar(param->type_param->leaf));
     if (ok) return param;
     checker
         .Error(DiagKind::BadOperand, span,
@@ -321,7 +329,8 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
         .Note(span, "a value of type parameter `" +
                         param->type_param->name.str() +
                         "` combines only with another `" +
-                        param->type_param->name.str() + "` or an f32 scalar");
+                        param->type_param->name.str() + "` or an " +
+                        ScalarName(param->type_param->leaf).str() + " scalar");
     return types.Error();
   }
   if (a->kind == K::Struct && b->kind == K::Struct) {

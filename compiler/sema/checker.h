@@ -43,8 +43,11 @@ class LiteralSolver {
   bool Bind(LitVarId var, ScalarKind kind);
   void Merge(LitVarId a, LitVarId b);
   // Gives every still-flexible variable created at or after `first` its
-  // default type: i64 for integers, f32 for floats.
+  // default type: i64 for integers, float_default() for floats.
   void DefaultFrom(LitVarId first);
+  // f32, or `T` in the body of a function with `[T: float]`.
+  ScalarKind float_default() const { return float_default_; }
+  void set_float_default(ScalarKind kind) { float_default_ = kind; }
   LitVarId count() const { return static_cast<LitVarId>(vars_.size()); }
 
  private:
@@ -54,6 +57,7 @@ class LiteralSolver {
     LitVarId parent = 0;
   };
   std::vector<Var> vars_;
+  ScalarKind float_default_ = ScalarKind::F32;
 };
 
 // Where an expression is being checked.
@@ -188,12 +192,14 @@ class Checker {
                              llvm::StringRef callee_name, Span call_span,
                              CallInfo* info, bool struct_literal = false);
   // A function passed for a parameter of function type: checks it against
-  // the declared type (with the call's `binding`) and returns what the
-  // parameter stands for, bound to its dims; null after an error.
+  // the declared type (with the call's `binding` and float type) and
+  // returns what the parameter stands for, bound to its dims; null after an
+  // error.
   const Callable* CheckFunctionArgument(const Callable* declared,
                                         const Callable* given,
-                                        const DimMap& binding, Span span,
-                                        const std::string& what,
+                                        const DimMap& binding,
+                                        std::optional<ScalarKind> float_kind,
+                                        Span span, const std::string& what,
                                         const std::string& callee);
   // The signature of a function value; `arg_types` lets an unannotated
   // lambda take its parameter types from its first call.
@@ -213,8 +219,24 @@ class Checker {
   // Checks that every type parameter is bound, to an f32 vector space.
   bool CheckTypeArgs(const Signature& signature, const TypeParamMap& type_args,
                      const std::vector<Span>& arg_spans,
-                     const std::string& callee_name);
-  const Type* SubstituteTypeParams(const Type* type, const TypeParamMap& map);
+                     const std::string& callee_name, ScalarKind float_kind);
+  // What a call makes the float type parameter `T` (nullopt if the callee
+  // has none), given the leaf kind its arguments gave it (`float_arg`, null
+  // if none); false after an error, reported here.
+  bool BindFloatParam(const Signature& signature, const TypeParamMap& type_args,
+                      const Type* float_arg, const std::vector<Span>& arg_spans,
+                      const std::string& callee_name, Span call_span,
+                      std::optional<ScalarKind>* float_kind);
+  // `type` with each type parameter of `map` replaced, and the float type
+  // parameter `T` (ScalarKind::Float) by `float_kind` if given.
+  const Type* SubstituteTypeParams(
+      const Type* type, const TypeParamMap& map,
+      std::optional<ScalarKind> float_kind = std::nullopt);
+  // `f[T: f64]`: binds the float type parameter of the function `callee`
+  // in `bound`; false after an error, reported here.
+  bool BindFloatByName(const Signature& signature, const Callable* callee,
+                       ast::IndexEntry& entry, const Scope* scope,
+                       Callable* bound);
   // Reports a type parameter that no parameter's type mentions.
   void CheckTypeParamsUsed(const FnInfo* fn);
   // Reports a generic function named anywhere but as a call's callee.
@@ -251,6 +273,8 @@ class Checker {
   // --- Builtins and transformations (builtins.cpp, transforms.cpp) ---------
   const Type* CheckBuiltinCall(Builtin builtin, ast::CallExpr* call,
                                Context& context);
+  // `T(x)` inside a function with `[T: float]`.
+  const Type* CheckFloatParamConversion(ast::CallExpr* call, Context& context);
   const Type* CheckTransform(Builtin builtin, ast::CallExpr* call,
                              Context& context);
   void CheckCustomVjp(FnInfo* rule, const ast::Attribute& attribute,
@@ -304,7 +328,8 @@ class Checker {
   // Declares the size parameters of a struct or function in `scope`.
   std::vector<const DimInfo*> DeclareSizeParams(
       const std::vector<ast::Ident>& names, Scope* scope);
-  std::vector<const Type*> DeclareTypeParams(ast::FnDecl* decl, Scope* scope);
+  std::vector<const Type*> DeclareTypeParams(ast::FnDecl* decl, Scope* scope,
+                                             bool* float_generic);
   void CheckModuleLet(ast::LetDecl* decl, ModuleInfo* module);
   void CheckRecursion(ModuleInfo* module);  // check_recursion.cpp
   ModuleInfo* ResolveImport(ast::ImportDecl* decl, ModuleInfo* importer);

@@ -91,6 +91,8 @@ std::string FormatSignature(const Signature& signature,
   for (const Type* param : signature.type_params)
     brackets += (brackets.empty() ? "" : ", ") + param->type_param->name.str() +
                 ": space";
+  if (signature.float_generic)
+    brackets += std::string(brackets.empty() ? "" : ", ") + "T: float";
   std::string result = "fn" + Bracket(brackets) + "(";
   for (size_t i = 0; i < signature.params.size(); ++i) {
     if (i) result += ", ";

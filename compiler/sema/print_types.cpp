@@ -52,14 +52,17 @@ class TypePrinter {
 
  private:
   void PrintSizeParams(const std::vector<const DimInfo*>& params,
-                       const std::vector<const sema::Type*>& type_params = {}) {
-    if (params.empty() && type_params.empty()) return;
+                       const std::vector<const sema::Type*>& type_params = {},
+                       bool float_generic = false) {
+    if (params.empty() && type_params.empty() && !float_generic) return;
     out_ << "[";
     for (size_t i = 0; i < params.size(); ++i)
       out_ << (i ? ", " : "") << params[i]->name;
     for (size_t i = 0; i < type_params.size(); ++i)
       out_ << (i || !params.empty() ? ", " : "")
            << type_params[i]->type_param->name << ": space";
+    if (float_generic)
+      out_ << (params.empty() && type_params.empty() ? "" : ", ") << "T: float";
     out_ << "]";
   }
 
@@ -69,7 +72,8 @@ class TypePrinter {
       out_ << "@vjp(" << fn->vjp_rule_for->decl->name.name << ") ";
     if (decl->is_export) out_ << "export ";
     out_ << "fn " << decl->name.name;
-    PrintSizeParams(fn->signature.size_params, fn->signature.type_params);
+    PrintSizeParams(fn->signature.size_params, fn->signature.type_params,
+                    fn->signature.float_generic);
     out_ << "(";
     for (size_t i = 0; i < fn->signature.params.size(); ++i) {
       bool is_path = i < fn->path_params.size() && fn->path_params[i];

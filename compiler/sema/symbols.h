@@ -60,6 +60,7 @@ class Scope {
 struct Signature {
   std::vector<const DimInfo*> size_params;
   std::vector<const Type*> type_params;  // TypeParam types, `[P: space]`
+  bool float_generic = false;            // has `[T: float]`
   std::vector<llvm::StringRef> param_names;
   std::vector<const Type*> params;
   const Type* result = nullptr;
@@ -126,6 +127,9 @@ struct Callable {
   bool wrt_is_tuple = false;      // `wrt: (p, q)` gives a tuple
   const DimInfo* over = nullptr;  // Vmap
   std::vector<std::pair<const DimInfo*, const DimInfo*>> bindings;  // SizeBound
+  // SizeBound: `f[T: f64]` binds the float type parameter (ScalarKind::Float
+  // for the caller's own `T`).
+  std::optional<ScalarKind> float_binding;
   llvm::StringRef param_name;  // Param: the parameter's name
   // Known signature (Fn, Pullback, typed lambdas, or after first use).
   mutable std::unique_ptr<Signature> signature;
@@ -139,9 +143,12 @@ struct CallInfo {
   bool is_builtin = false;
   std::vector<const DimInfo*> size_args;  // parallel to size_params
   std::vector<const Type*> type_args;     // parallel to type_params
-  std::vector<DimSet> arg_extra_dims;     // per argument
-  DimSet lift_dims;                       // union of the extra dims
-  std::vector<const DimInfo*> dim_args;   // builtins: dims named as args
+  // What the callee's `T: float` is at this call: f32, f64, or the
+  // caller's own `T` (ScalarKind::Float); unset if it has none.
+  std::optional<ScalarKind> float_arg;
+  std::vector<DimSet> arg_extra_dims;    // per argument
+  DimSet lift_dims;                      // union of the extra dims
+  std::vector<const DimInfo*> dim_args;  // builtins: dims named as args
   // Per argument: for a parameter of function type, the function passed
   // (with its own size parameters bound), else null.
   std::vector<const Callable*> function_args;

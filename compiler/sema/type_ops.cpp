@@ -46,7 +46,7 @@ void LiteralSolver::DefaultFrom(LitVarId first) {
   for (LitVarId var = first; var < count(); ++var) {
     Var& root = vars_[Find(var)];
     if (!root.value)
-      root.value = root.is_float ? ScalarKind::F32 : ScalarKind::I64;
+      root.value = root.is_float ? float_default_ : ScalarKind::I64;
   }
 }
 
@@ -422,7 +422,7 @@ const Type* Checker::LeafKindOf(const Type* type) {
         if (const Type* kind = LeafKindOf(field)) return kind;
       return nullptr;
     case Type::Kind::TypeParam:
-      return types().Scalar(ScalarKind::F32);
+      return types().Scalar(type->type_param->leaf);
     default:
       return nullptr;
   }

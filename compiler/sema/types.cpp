@@ -17,12 +17,15 @@ llvm::StringRef ScalarName(ScalarKind kind) {
       return "i64";
     case ScalarKind::Bool:
       return "bool";
+    case ScalarKind::Float:
+      return "T";
   }
   return "?";
 }
 
 bool IsFloat(ScalarKind kind) {
-  return kind == ScalarKind::F32 || kind == ScalarKind::F64;
+  return kind == ScalarKind::F32 || kind == ScalarKind::F64 ||
+         kind == ScalarKind::Float;
 }
 
 bool IsInteger(ScalarKind kind) {

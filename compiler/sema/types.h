@@ -45,15 +45,19 @@ struct DimInfo {
 // the IR's DimList, the same set over the IR's dims).
 using DimSet = SortedDimSet<DimInfo>;
 
-// A type parameter `P: space` of a generic function: inside the body, any
-// vector space of f32 (docs/language/generics.md).
+// A type parameter of a generic function (docs/language/generics.md):
+// `P: space`, inside the body any vector space whose leaves are `leaf`
+// (f32, or the function's float parameter `T`), or `T: float`.
+enum class ScalarKind { F32, F64, I32, I64, Bool, Float };
+
 struct TypeParamInfo {
   llvm::StringRef name;
   Span span;
+  ScalarKind leaf = ScalarKind::F32;  // `P: space`: the kind of its leaves
 };
 
-enum class ScalarKind { F32, F64, I32, I64, Bool };
-
+// `Float` is a generic function's float type parameter `T` (`[T: float]`):
+// f32 or f64, chosen at each call (Note [Float type parameters]).
 llvm::StringRef ScalarName(ScalarKind kind);
 bool IsFloat(ScalarKind kind);
 bool IsInteger(ScalarKind kind);

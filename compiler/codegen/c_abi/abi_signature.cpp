@@ -275,6 +275,7 @@ void Describer::AddFields(const sema::Type* type, const ast::TypeExpr* expr,
   if (type->kind == sema::Type::Kind::Scalar) {
     switch (type->scalar) {
       case sema::ScalarKind::F32:
+      case sema::ScalarKind::Float:  // an export fn is never float-generic
         c_type = "float", size = 4;
         break;
       case sema::ScalarKind::F64:
