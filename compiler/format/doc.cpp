@@ -1,0 +1,327 @@
+// Lays out a Doc in a line width: Wadler's algorithm with Prettier's
+// `fits` (a group is flat when it and what follows it up to the next line
+// break fit), then aligns runs of trailing comments.
+#include "compiler/format/doc.h"
+
+#include <algorithm>
+
+namespace delta::format {
+
+// Note [Groups and hard lines]
+// A hard line (a statement boundary, a `//` comment) breaks only its
+// innermost group, not every group around it as in Prettier: a call whose
+// last argument is a lambda with a multi-line body stays `f(a, |x| {`,
+// with the body on the lines below, as long as that first line fits. A
+// group that does not break is measured only up to its first line break.
+
+struct Doc::Node {
+  enum class Kind { Text, Concat, Line, Group, Nest, IfBreak, Comment };
+  Kind kind = Kind::Text;
+  std::string text;        // Text, Comment; Line: the flat text
+  std::vector<Doc> parts;  // Concat; Group, Nest: [content];
+                           // IfBreak: [broken, flat]
+  bool hard = false;       // Line: always breaks
+  int indent = 0;          // Nest
+  size_t max_flat = 0;     // Group
+  bool breaks = false;     // holds a hard break outside nested groups
+  int source_line = 0;     // Comment
+  int source_column = -1;  // Comment: >= 0 when aligned in the source
+};
+
+namespace {
+
+using Node = Doc::Node;
+
+bool EndsLine(const std::string& comment) {
+  return comment.rfind("//", 0) == 0 || comment.find('\n') != std::string::npos;
+}
+
+}  // namespace
+
+Doc::Doc(std::string text) {
+  if (text.empty()) return;
+  node_ = std::make_shared<Node>();
+  node_->breaks = text.find('\n') != std::string::npos;
+  node_->text = std::move(text);
+}
+
+Doc Doc::Line() {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Line;
+  node->text = " ";
+  return Doc(node);
+}
+
+Doc Doc::SoftLine() {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Line;
+  return Doc(node);
+}
+
+Doc Doc::HardLine() {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Line;
+  node->hard = node->breaks = true;
+  return Doc(node);
+}
+
+Doc Doc::Group(Doc content, size_t max_flat) {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Group;
+  node->max_flat = max_flat;
+  node->parts.push_back(std::move(content));
+  return Doc(node);
+}
+
+Doc Doc::Nest(int indent, Doc content) {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Nest;
+  node->indent = indent;
+  node->breaks = content.node_ && content.node_->breaks;
+  node->parts.push_back(std::move(content));
+  return Doc(node);
+}
+
+Doc Doc::IfBreak(Doc broken, Doc flat) {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::IfBreak;
+  node->parts = {std::move(broken), std::move(flat)};
+  return Doc(node);
+}
+
+Doc Doc::TrailingComment(std::string text, int source_line, int source_column) {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Comment;
+  node->breaks = EndsLine(text);
+  node->text = std::move(text);
+  node->source_line = source_line;
+  node->source_column = source_column;
+  return Doc(node);
+}
+
+Doc& Doc::operator+=(Doc other) {
+  if (!other.node_) return *this;
+  if (!node_) return *this = std::move(other);
+  if (node_->kind != Node::Kind::Concat || node_.use_count() != 1) {
+    auto node = std::make_shared<Node>();
+    node->kind = Node::Kind::Concat;
+    node->breaks = node_->breaks;
+    node->parts.push_back(std::move(*this));
+    node_ = std::move(node);
+  }
+  node_->breaks = node_->breaks || other.node_->breaks;
+  node_->parts.push_back(std::move(other));
+  return *this;
+}
+
+class Renderer {
+ public:
+  explicit Renderer(size_t width) : width_(width) {}
+
+  std::string Run(const Doc& doc) {
+    stack_.push_back({0, Mode::Break, doc.node_.get()});
+    while (!stack_.empty()) {
+      Command command = stack_.back();
+      stack_.pop_back();
+      if (command.node) Print(command);
+    }
+    AlignComments();
+    return std::move(out_);
+  }
+
+ private:
+  enum class Mode { Flat, Break };
+  struct Command {
+    int indent;
+    Mode mode;
+    const Node* node;
+  };
+  // A trailing comment as printed: where its leading space is.
+  struct Printed {
+    size_t offset;
+    size_t line;
+    size_t code_column;
+    const Node* node;
+  };
+
+  static constexpr size_t kUncapped = std::numeric_limits<size_t>::max();
+
+  static bool Forced(const Node* group) {
+    const Doc& content = group->parts[0];
+    return content.node_ && content.node_->breaks;
+  }
+
+  void Push(int indent, Mode mode, const Doc& doc) {
+    if (doc.node_) stack_.push_back({indent, mode, doc.node_.get()});
+  }
+
+  void PushParts(int indent, Mode mode, const std::vector<Doc>& parts) {
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+      Push(indent, mode, *it);
+  }
+
+  void Emit(const std::string& text) {
+    out_ += text;
+    size_t newline = text.rfind('\n');
+    if (newline == std::string::npos) {
+      column_ += text.size();
+    } else {
+      lines_ += size_t(std::count(text.begin(), text.end(), '\n'));
+      column_ = text.size() - newline - 1;
+    }
+  }
+
+  void Newline(int indent) {
+    while (!out_.empty() && out_.back() == ' ') out_.pop_back();
+    out_ += "\n" + std::string(size_t(indent), ' ');
+    ++lines_;
+    column_ = size_t(indent);
+  }
+
+  void Print(const Command& command) {
+    const Node* node = command.node;
+    switch (node->kind) {
+      case Node::Kind::Text:
+        Emit(node->text);
+        return;
+      case Node::Kind::Comment:
+        if (node->source_column >= 0)
+          comments_.push_back({out_.size(), lines_, column_, node});
+        Emit(" " + node->text);
+        return;
+      case Node::Kind::Concat:
+        PushParts(command.indent, command.mode, node->parts);
+        return;
+      case Node::Kind::Nest:
+        Push(command.indent + node->indent, command.mode, node->parts[0]);
+        return;
+      case Node::Kind::IfBreak:
+        Push(command.indent, command.mode,
+             node->parts[command.mode == Mode::Break ? 0 : 1]);
+        return;
+      case Node::Kind::Line:
+        if (command.mode == Mode::Flat && !node->hard)
+          Emit(node->text);
+        else
+          Newline(command.indent);
+        return;
+      case Node::Kind::Group: {
+        Mode mode = Mode::Break;
+        if (!Forced(node)) {
+          Command flat{command.indent, Mode::Flat, node->parts[0].node_.get()};
+          bool capped = node->max_flat != kUncapped;
+          if (command.mode == Mode::Flat ||
+              ((!capped || Fits(flat, Measure::WholeFlat, node->max_flat)) &&
+               Fits(flat, Measure::ToLineBreak,
+                    width_ - std::min(width_, column_))))
+            mode = Mode::Flat;
+        }
+        Push(command.indent, mode, node->parts[0]);
+        return;
+      }
+    }
+  }
+
+  // WholeFlat: `next` has no line break and fits in `room` columns.
+  // ToLineBreak: `next` and the commands after it up to the next line
+  // break fit in `room` columns.
+  enum class Measure { WholeFlat, ToLineBreak };
+  bool Fits(const Command& next, Measure measure, size_t room) const {
+    bool flat = measure == Measure::WholeFlat;
+    long left = room > size_t(1) << 30 ? 1L << 30 : long(room);
+    std::vector<Command> todo = {next};
+    size_t rest_index = flat ? 0 : stack_.size();
+    while (left >= 0) {
+      if (todo.empty()) {
+        if (rest_index == 0) return true;
+        todo.push_back(stack_[--rest_index]);
+        continue;
+      }
+      Command command = todo.back();
+      todo.pop_back();
+      const Node* node = command.node;
+      if (!node) continue;
+      switch (node->kind) {
+        case Node::Kind::Text:
+        case Node::Kind::Comment: {
+          bool comment = node->kind == Node::Kind::Comment;
+          if (comment && EndsLine(node->text)) {
+            if (flat) return false;
+            break;  // a comment may pass the width, as in rustfmt
+          }
+          size_t newline = node->text.find('\n');
+          left -= long(std::min(newline, node->text.size())) + comment;
+          if (newline != std::string::npos) return !flat && left >= 0;
+          break;
+        }
+        case Node::Kind::Concat:
+          for (auto it = node->parts.rbegin(); it != node->parts.rend(); ++it)
+            todo.push_back({command.indent, command.mode, it->node_.get()});
+          break;
+        case Node::Kind::Nest:
+          todo.push_back(
+              {command.indent, command.mode, node->parts[0].node_.get()});
+          break;
+        case Node::Kind::IfBreak:
+          todo.push_back(
+              {command.indent, command.mode,
+               node->parts[command.mode == Mode::Break ? 0 : 1].node_.get()});
+          break;
+        case Node::Kind::Group:
+          if (flat && Forced(node)) return false;
+          todo.push_back({command.indent,
+                          Forced(node) ? Mode::Break : command.mode,
+                          node->parts[0].node_.get()});
+          break;
+        case Node::Kind::Line:
+          if (command.mode == Mode::Break || node->hard) return !flat;
+          left -= long(node->text.size());
+          break;
+      }
+    }
+    return false;
+  }
+
+  // Pads each run of trailing comments that were aligned in the source and
+  // still end consecutive lines to one column: theirs, or one past the
+  // longest line of code if that is further right.
+  void AlignComments() {
+    std::vector<std::pair<size_t, size_t>> pads;  // offset, spaces
+    for (size_t begin = 0; begin < comments_.size();) {
+      size_t end = begin + 1;
+      while (end < comments_.size() &&
+             InRun(comments_[end - 1], comments_[end]))
+        ++end;
+      if (end - begin > 1) {
+        size_t column = size_t(comments_[begin].node->source_column);
+        for (size_t i = begin; i < end; ++i)
+          column = std::max(column, comments_[i].code_column + 1);
+        for (size_t i = begin; i < end; ++i)
+          pads.push_back(
+              {comments_[i].offset, column - comments_[i].code_column - 1});
+      }
+      begin = end;
+    }
+    for (auto it = pads.rbegin(); it != pads.rend(); ++it)
+      out_.insert(it->first, it->second, ' ');
+  }
+
+  static bool InRun(const Printed& a, const Printed& b) {
+    return b.line == a.line + 1 &&
+           b.node->source_line == a.node->source_line + 1 &&
+           b.node->source_column == a.node->source_column;
+  }
+
+  size_t width_;
+  std::vector<Command> stack_;
+  std::string out_;
+  size_t column_ = 0;
+  size_t lines_ = 0;
+  std::vector<Printed> comments_;
+};
+
+std::string Render(const Doc& doc, size_t width) {
+  return Renderer(width).Run(doc);
+}
+
+}  // namespace delta::format

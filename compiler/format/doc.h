@@ -1,0 +1,60 @@
+// A layout document for `dlc fmt` (Wadler, "A prettier printer", as in
+// Prettier): text, and line breaks that are taken only when the group
+// around them does not fit in the line width. See Note [Groups and hard
+// lines] in doc.cpp.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace delta::format {
+
+class Doc {
+ public:
+  Doc() = default;  // nothing
+  Doc(std::string text);
+  Doc(const char* text) : Doc(std::string(text)) {}
+
+  // A space, or a newline when the enclosing group breaks.
+  static Doc Line();
+  // Nothing, or a newline when the enclosing group breaks.
+  static Doc SoftLine();
+  // Always a newline; the enclosing group breaks.
+  static Doc HardLine();
+  // `content` on one line if it fits, else with every line break of its
+  // own taken. With `max_flat`, on one line only if all of it (nested
+  // groups too) fits in `max_flat` columns.
+  static Doc Group(Doc content,
+                   size_t max_flat = std::numeric_limits<size_t>::max());
+  // `content` with the lines it breaks indented `indent` more.
+  static Doc Nest(int indent, Doc content);
+  // `broken` where the enclosing group breaks, else `flat`.
+  static Doc IfBreak(Doc broken, Doc flat = {});
+  // A comment after code on its line, printed one space after it. Where
+  // it was one of a run of such comments aligned on one column of the
+  // source (`source_column` >= 0; `source_line` its line), the run stays
+  // aligned when its lines stay consecutive. A `//` comment (or one that
+  // spans lines) ends the line: the enclosing group breaks.
+  static Doc TrailingComment(std::string text, int source_line,
+                             int source_column);
+
+  Doc& operator+=(Doc other);
+  friend Doc operator+(Doc a, Doc b) { return a += std::move(b); }
+
+  bool empty() const { return node_ == nullptr; }
+
+  struct Node;
+
+ private:
+  explicit Doc(std::shared_ptr<Node> node) : node_(std::move(node)) {}
+  friend class Renderer;
+  std::shared_ptr<Node> node_;
+};
+
+// `doc` laid out in lines of at most `width` columns where it can be.
+std::string Render(const Doc& doc, size_t width);
+
+}  // namespace delta::format
