@@ -18,9 +18,11 @@ struct Doc::Node {
   enum class Kind { Text, Concat, Line, Group, Nest, IfBreak, Comment };
   Kind kind = Kind::Text;
   std::string text;        // Text, Comment; Line: the flat text
-  std::vector<Doc> parts;  // Concat; Group, Nest: [content];
-                           // IfBreak: [broken, flat]
+  std::vector<Doc> parts;  // Concat; Group, Nest: [content] (a hugging
+                           // group: [content, hugged]); IfBreak:
+                           // [broken, flat]
   bool hard = false;       // Line: always breaks
+  bool hug_first = false;  // Group: hugged rather than flat
   int indent = 0;          // Nest
   size_t max_flat = 0;     // Group
   bool breaks = false;     // holds a hard break outside nested groups
@@ -31,6 +33,8 @@ struct Doc::Node {
 namespace {
 
 using Node = Doc::Node;
+
+constexpr size_t kUncapped = std::numeric_limits<size_t>::max();
 
 bool EndsLine(const std::string& comment) {
   return comment.rfind("//", 0) == 0 || comment.find('\n') != std::string::npos;
@@ -65,12 +69,95 @@ Doc Doc::HardLine() {
   return Doc(node);
 }
 
+Doc Doc::BreakParent() {
+  auto node = std::make_shared<Node>();
+  node->breaks = true;
+  return Doc(node);
+}
+
 Doc Doc::Group(Doc content, size_t max_flat) {
   auto node = std::make_shared<Node>();
   node->kind = Node::Kind::Group;
   node->max_flat = max_flat;
   node->parts.push_back(std::move(content));
   return Doc(node);
+}
+
+Doc Doc::HuggingGroup(Doc content, Doc hugged, bool hug_first) {
+  Doc group = Group(std::move(content));
+  if (!hugged.empty()) group.node_->parts.push_back(std::move(hugged));
+  group.node_->hug_first = hug_first;
+  return group;
+}
+
+Doc Doc::LastGroupBroken() const {
+  if (!node_) return {};
+  auto copy = std::make_shared<Node>(*node_);
+  switch (node_->kind) {
+    case Node::Kind::Group: {
+      auto content = std::make_shared<Node>();
+      content->kind = Node::Kind::Concat;
+      content->breaks = true;
+      content->parts = {node_->parts[0]};
+      copy->parts = {Doc(content)};
+      return Doc(copy);
+    }
+    case Node::Kind::Concat:
+    case Node::Kind::Nest: {
+      Doc last = copy->parts.back().LastGroupBroken();
+      if (last.empty()) return {};
+      copy->parts.back() = std::move(last);
+      return Doc(copy);
+    }
+    default:
+      return {};
+  }
+}
+
+size_t Doc::FlatWidth(const Node* node) {
+  if (!node) return 0;
+  if (node->breaks) return kUncapped;
+  switch (node->kind) {
+    case Node::Kind::Text:
+    case Node::Kind::Line:
+      return node->text.size();
+    case Node::Kind::Comment:
+      return node->text.size() + 1;
+    case Node::Kind::IfBreak:
+      return FlatWidth(node->parts[1].node_.get());
+    default: {
+      if (node->kind == Node::Kind::Group && node->parts[0].node_ &&
+          node->parts[0].node_->breaks)
+        return kUncapped;
+      size_t width = 0;
+      size_t parts = node->kind == Node::Kind::Concat ? node->parts.size() : 1;
+      for (size_t i = 0; i < parts; ++i) {
+        size_t part = FlatWidth(node->parts[i].node_.get());
+        if (part == kUncapped) return kUncapped;
+        width += part;
+      }
+      return width;
+    }
+  }
+}
+
+bool Doc::WillBreak() const {
+  if (!node_) return false;
+  if (node_->breaks) return true;
+  switch (node_->kind) {
+    case Node::Kind::Group:
+      if (node_->max_flat != kUncapped &&
+          FlatWidth(node_->parts[0].node_.get()) > node_->max_flat)
+        return true;
+      return node_->parts[0].WillBreak();
+    case Node::Kind::Concat:
+      return std::any_of(node_->parts.begin(), node_->parts.end(),
+                         [](const Doc& part) { return part.WillBreak(); });
+    case Node::Kind::Nest:
+      return node_->parts[0].WillBreak();
+    default:
+      return false;
+  }
 }
 
 Doc Doc::Nest(int indent, Doc content) {
@@ -144,8 +231,6 @@ class Renderer {
     const Node* node;
   };
 
-  static constexpr size_t kUncapped = std::numeric_limits<size_t>::max();
-
   static bool Forced(const Node* group) {
     const Doc& content = group->parts[0];
     return content.node_ && content.node_->breaks;
@@ -206,15 +291,27 @@ class Renderer {
           Newline(command.indent);
         return;
       case Node::Kind::Group: {
+        // A hugging group whose last item breaks anyway is hugged rather
+        // than flat: the same first line, without the list's indentation.
+        bool hugs = node->parts.size() > 1 && !Forced(node);
+        size_t room = width_ - std::min(width_, column_);
         Mode mode = Mode::Break;
         if (!Forced(node)) {
           Command flat{command.indent, Mode::Flat, node->parts[0].node_.get()};
           bool capped = node->max_flat != kUncapped;
           if (command.mode == Mode::Flat ||
-              ((!capped || Fits(flat, Measure::WholeFlat, node->max_flat)) &&
-               Fits(flat, Measure::ToLineBreak,
-                    width_ - std::min(width_, column_))))
+              (!(hugs && node->hug_first) &&
+               (!capped || Fits(flat, Measure::WholeFlat, node->max_flat)) &&
+               Fits(flat, Measure::ToLineBreak, room)))
             mode = Mode::Flat;
+        }
+        Command hugged{command.indent, Mode::Flat,
+                       hugs ? node->parts[1].node_.get() : nullptr};
+        if (hugs &&
+            (mode == Mode::Flat ? node->hug_first
+                                : Fits(hugged, Measure::ToLineBreak, room))) {
+          Push(command.indent, Mode::Flat, node->parts[1]);
+          return;
         }
         Push(command.indent, mode, node->parts[0]);
         return;
@@ -267,12 +364,17 @@ class Renderer {
               {command.indent, command.mode,
                node->parts[command.mode == Mode::Break ? 0 : 1].node_.get()});
           break;
-        case Node::Kind::Group:
+        case Node::Kind::Group: {
           if (flat && Forced(node)) return false;
-          todo.push_back({command.indent,
-                          Forced(node) ? Mode::Break : command.mode,
-                          node->parts[0].node_.get()});
+          // A capped group too wide for its cap breaks wherever it is.
+          Mode mode = Forced(node) ? Mode::Break : command.mode;
+          if (!flat && mode == Mode::Flat && node->max_flat != kUncapped &&
+              !Fits({command.indent, Mode::Flat, node->parts[0].node_.get()},
+                    Measure::WholeFlat, node->max_flat))
+            mode = Mode::Break;
+          todo.push_back({command.indent, mode, node->parts[0].node_.get()});
           break;
+        }
         case Node::Kind::Line:
           if (command.mode == Mode::Break || node->hard) return !flat;
           left -= long(node->text.size());
@@ -283,8 +385,9 @@ class Renderer {
   }
 
   // Pads each run of trailing comments that were aligned in the source and
-  // still end consecutive lines to one column: theirs, or one past the
-  // longest line of code if that is further right.
+  // still end consecutive lines (or a single one written at a column of
+  // its choosing) to one column: theirs, or one past the longest line of
+  // code if that is further right.
   void AlignComments() {
     std::vector<std::pair<size_t, size_t>> pads;  // offset, spaces
     for (size_t begin = 0; begin < comments_.size();) {
@@ -292,14 +395,12 @@ class Renderer {
       while (end < comments_.size() &&
              InRun(comments_[end - 1], comments_[end]))
         ++end;
-      if (end - begin > 1) {
-        size_t column = size_t(comments_[begin].node->source_column);
-        for (size_t i = begin; i < end; ++i)
-          column = std::max(column, comments_[i].code_column + 1);
-        for (size_t i = begin; i < end; ++i)
-          pads.push_back(
-              {comments_[i].offset, column - comments_[i].code_column - 1});
-      }
+      size_t column = size_t(comments_[begin].node->source_column);
+      for (size_t i = begin; i < end; ++i)
+        column = std::max(column, comments_[i].code_column + 1);
+      for (size_t i = begin; i < end; ++i)
+        pads.push_back(
+            {comments_[i].offset, column - comments_[i].code_column - 1});
       begin = end;
     }
     for (auto it = pads.rbegin(); it != pads.rend(); ++it)

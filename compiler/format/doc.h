@@ -24,20 +24,35 @@ class Doc {
   static Doc SoftLine();
   // Always a newline; the enclosing group breaks.
   static Doc HardLine();
+  // Nothing; the enclosing group breaks.
+  static Doc BreakParent();
   // `content` on one line if it fits, else with every line break of its
   // own taken. With `max_flat`, on one line only if all of it (nested
   // groups too) fits in `max_flat` columns.
   static Doc Group(Doc content,
                    size_t max_flat = std::numeric_limits<size_t>::max());
+  // A group that, when `content` does not fit on one line, is printed as
+  // `hugged` if that fits up to its first line break: `content` with its
+  // last group broken (Doc::LastGroupBroken), as Prettier keeps
+  // `f(a, |x| {` open on one line. `hug_first`: that last group breaks
+  // anyway, so `hugged` is tried before `content` on one line.
+  static Doc HuggingGroup(Doc content, Doc hugged, bool hug_first);
+  // This document with the group that ends it broken, or nothing if it
+  // does not end with a group.
+  Doc LastGroupBroken() const;
+  // Whether this document is sure to span lines wherever it is printed:
+  // it holds a hard line, or a group capped narrower than its content.
+  bool WillBreak() const;
   // `content` with the lines it breaks indented `indent` more.
   static Doc Nest(int indent, Doc content);
   // `broken` where the enclosing group breaks, else `flat`.
   static Doc IfBreak(Doc broken, Doc flat = {});
-  // A comment after code on its line, printed one space after it. Where
-  // it was one of a run of such comments aligned on one column of the
-  // source (`source_column` >= 0; `source_line` its line), the run stays
-  // aligned when its lines stay consecutive. A `//` comment (or one that
-  // spans lines) ends the line: the enclosing group breaks.
+  // A comment after code on its line, printed one space after it, or at
+  // `source_column` (its column in the source, -1 if it had one space
+  // before it) if the code leaves room. A run of such comments on one
+  // column of consecutive source lines stays aligned while it ends
+  // consecutive lines. A `//` comment (or one that spans lines) ends the
+  // line: the enclosing group breaks.
   static Doc TrailingComment(std::string text, int source_line,
                              int source_column);
 
@@ -50,6 +65,8 @@ class Doc {
 
  private:
   explicit Doc(std::shared_ptr<Node> node) : node_(std::move(node)) {}
+  // The width of `node` on one line, or SIZE_MAX if it cannot be on one.
+  static size_t FlatWidth(const Node* node);
   friend class Renderer;
   std::shared_ptr<Node> node_;
 };

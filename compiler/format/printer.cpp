@@ -36,6 +36,7 @@ namespace {
 // is idempotent.
 
 constexpr size_t kInlineBlockWidth = 60;
+constexpr size_t kInlineIfWidth = 80;
 
 class Printer {
  public:
@@ -78,12 +79,14 @@ class Printer {
     return llvm::StringRef(last_end_, size_t(pos - last_end_)).count('\n') >= 2;
   }
 
-  // The line of each comment, and its column where it follows code and is
-  // aligned with such a comment on the line above or below.
+  // The line of each comment, and its column where it follows code and
+  // either is aligned with such a comment on the line above or below or
+  // has more than one space before it: a column chosen on purpose.
   void FindAlignedComments() {
     size_t line = 0;
     const char* scanned = source_.begin();
     std::vector<int> trailing_column;  // -1: on its own line
+    std::vector<bool> padded;
     for (const Comment& comment : comments_) {
       line += size_t(std::count(scanned, comment.begin, '\n'));
       scanned = comment.begin;
@@ -98,6 +101,7 @@ class Printer {
       comment_lines_.push_back(int(line));
       trailing_column.push_back(before.trim().empty() ? -1
                                                       : int(before.size()));
+      padded.push_back(before.ends_with("  "));
     }
     for (size_t i = 0; i < comments_.size(); ++i) {
       auto aligned_with = [&](size_t j) {
@@ -107,7 +111,8 @@ class Printer {
       };
       bool aligned = (i > 0 && aligned_with(i - 1)) ||
                      (i + 1 < comments_.size() && aligned_with(i + 1));
-      aligned_columns_.push_back(aligned ? trailing_column[i] : -1);
+      bool kept = trailing_column[i] >= 0 && (aligned || padded[i]);
+      aligned_columns_.push_back(kept ? trailing_column[i] : -1);
     }
   }
 
@@ -170,15 +175,29 @@ class Printer {
   // `spaced`: a space inside the brackets on one line (`S { a: 1 }`).
   // `close` is where the closing bracket is in the source: comments
   // before it stay inside the list.
+  // `hug_last`: when the list does not fit, it may stay open on its line
+  // with only its last item broken (`f(a, |x| {`).
   Doc List(Doc open, const std::vector<ListItem>& items, const char* close,
-           Doc close_text, Comma comma = Comma::IfBroken, bool spaced = false) {
+           Doc close_text, Comma comma = Comma::IfBroken, bool spaced = false,
+           bool hug_last = false) {
     bool saved = no_struct_;
     no_struct_ = false;
     Doc inner = spaced ? Doc::Line() : Doc::SoftLine();
+    Doc hugged;
+    bool last_breaks = false;
     for (size_t i = 0; i < items.size(); ++i) {
       bool last = i + 1 == items.size();
       inner += OwnLineComments(items[i].span.begin);
-      inner += items[i].print();
+      Doc item = items[i].print();
+      Doc broken = last && hug_last ? item.LastGroupBroken() : Doc();
+      if (!broken.empty()) {
+        hugged = inner + broken;
+        last_breaks = item.WillBreak();
+      }
+      // An item sure to span lines breaks the list, unless it is the last
+      // and may hug.
+      if (broken.empty() && item.WillBreak()) inner += Doc::BreakParent();
+      inner += item;
       last_end_ = items[i].span.end;
       if (!last || comma == Comma::Always) {
         inner += ",";
@@ -191,10 +210,21 @@ class Printer {
     Doc closing = OwnLineComments(close);
     if (!closing.empty()) inner += Doc::HardLine() + closing;
     no_struct_ = saved;
-    return Doc::Group(
-        open + Doc::Nest(2, inner) +
-        (spaced && closing.empty() ? Doc::Line() : Doc::SoftLine()) +
-        close_text);
+    Doc end = (spaced && closing.empty() ? Doc::Line() : Doc::SoftLine()) +
+              close_text;
+    // Hugged, the last item's broken lines are not indented by the list.
+    if (!hugged.empty()) hugged = open + hugged + end;
+    return Doc::HuggingGroup(open + Doc::Nest(2, inner) + end, hugged,
+                             last_breaks);
+  }
+
+  // Arguments that may stay open on the call's line when broken: a lambda
+  // with a block body, a `for`, `loop` or block, a struct literal.
+  static bool Huggable(const ast::Expr* expr) {
+    if (auto* lambda = llvm::dyn_cast<ast::LambdaExpr>(expr))
+      expr = lambda->body;
+    return llvm::isa<ast::ForExpr, ast::LoopExpr, ast::BlockExpr,
+                     ast::StructLitExpr>(expr);
   }
 
   std::vector<ListItem> ExprItems(const std::vector<ast::Expr*>& exprs) {
@@ -287,18 +317,71 @@ class Printer {
 
   // --- Blocks and statements -----------------------------------------------
 
+  // A block that may stay on one line: only a result, no comment, and (as
+  // Prettier does for objects) not written with its result on a line of
+  // its own, so that a short function body written on three lines keeps
+  // them and a one-line block stays one line.
+  bool MayInline(const ast::BlockExpr* block) const {
+    return block->stmts.empty() && block->result &&
+           !HasCommentIn(block->span) &&
+           !llvm::StringRef(
+                block->span.begin,
+                size_t(block->result->span.begin - block->span.begin))
+                .contains('\n');
+  }
+
+  // `{ result }`, breaking with the group around it.
+  Doc InlineBlock(const ast::BlockExpr* block) {
+    Doc result = StatementExpr(block->result);
+    return "{" + Doc::Nest(2, Doc::Line() + result) + Doc::Line() + "}";
+  }
+
   Doc Block(const ast::BlockExpr* block) {
-    bool has_comment = HasCommentIn(block->span);
-    if (block->stmts.empty() && !block->result && !has_comment) return "{}";
-    if (block->stmts.empty() && block->result && !has_comment) {
-      Doc result = Expr(block->result);
-      return Doc::Group(
-          "{" + Doc::Nest(2, Doc::Line() + result) + Doc::Line() + "}",
-          kInlineBlockWidth + 4);
+    if (block->stmts.empty() && !block->result && !HasCommentIn(block->span))
+      return "{}";
+    if (MayInline(block))
+      return Doc::Group(InlineBlock(block), kInlineBlockWidth + 4);
+    return BrokenBlock(block);
+  }
+
+  // `if a { x } else if b { y } else { z }` on one line if all of it fits,
+  // else with every block broken (rustfmt); broken too if any block must
+  // be or the source broke a line before an `else`.
+  Doc IfChain(const ast::IfExpr* expr) {
+    Doc out;
+    bool broken = false;
+    auto block = [&](const ast::BlockExpr* block) {
+      if (MayInline(block)) return InlineBlock(block);
+      broken = true;
+      return Block(block);
+    };
+    for (const ast::IfExpr* link = expr; link;) {
+      out += "if " + NoStruct(link->condition) + " ";
+      out += block(link->then_block);
+      const ast::Expr* next = link->else_branch;
+      if (!next) break;
+      broken =
+          broken ||
+          llvm::StringRef(link->then_block->span.end,
+                          size_t(next->span.begin - link->then_block->span.end))
+              .contains('\n');
+      out += " else ";
+      link = llvm::dyn_cast<ast::IfExpr>(next);
+      if (!link) out += block(llvm::cast<ast::BlockExpr>(next));
     }
+    if (broken) out += Doc::BreakParent();
+    return Doc::Group(out, kInlineIfWidth);
+  }
+
+  Doc BrokenBlock(const ast::BlockExpr* block) {
     std::vector<LineItem> lines;
-    last_end_ = block->span.begin;
     const char* close = block->span.end - 1;
+    // A comment after the `{` stays on its line (`fn main() { // why`).
+    const char* first = !block->stmts.empty() ? block->stmts[0]->span.begin
+                        : block->result       ? block->result->span.begin
+                                              : close;
+    last_end_ = block->span.begin + 1;
+    Doc open = "{" + TrailingComment(first);
     auto item = [&](const Node& node, Doc doc) {
       last_end_ = node.span.end;
       lines.push_back({false, doc + TrailingComment(close)});
@@ -323,7 +406,7 @@ class Printer {
       if (line.blank_before) inner += Doc::HardLine();
       inner += Doc::HardLine() + line.doc;
     }
-    return Doc::Group("{" + Doc::Nest(2, inner) + Doc::HardLine() + "}");
+    return Doc::Group(open + Doc::Nest(2, inner) + Doc::HardLine() + "}");
   }
 
   // An expression that starts a statement: if it begins with `if`, `loop`
@@ -415,6 +498,9 @@ class Printer {
       rest += OpText(link->op) + std::string(" ");
       rest += Operand(link->rhs, Prec(prec + 1));
     }
+    // An operand sure to span lines breaks the chain (as in a list), so
+    // that the layout does not depend on whether it was written broken.
+    if (out.WillBreak() || rest.WillBreak()) rest += Doc::BreakParent();
     return Doc::Group(out + Doc::Nest(2, rest));
   }
 
@@ -456,7 +542,9 @@ class Printer {
                              return label + Expr(arg.value);
                            }});
         }
-        return callee + List("(", items, e->span.end - 1, ")");
+        bool hug = !e->args.empty() && Huggable(e->args.back().value);
+        return callee + List("(", items, e->span.end - 1, ")", Comma::IfBroken,
+                             /*spaced=*/false, hug);
       }
       case ast::Expr::Kind::Index: {
         auto* e = llvm::cast<ast::IndexExpr>(expr);
@@ -500,13 +588,8 @@ class Printer {
       }
       case ast::Expr::Kind::Block:
         return Block(llvm::cast<ast::BlockExpr>(expr));
-      case ast::Expr::Kind::If: {
-        auto* e = llvm::cast<ast::IfExpr>(expr);
-        Doc out = "if " + NoStruct(e->condition) + " ";
-        out += Block(e->then_block);
-        if (e->else_branch) out += " else " + Expr(e->else_branch);
-        return out;
-      }
+      case ast::Expr::Kind::If:
+        return IfChain(llvm::cast<ast::IfExpr>(expr));
       case ast::Expr::Kind::Loop:
         return Loop(llvm::cast<ast::LoopExpr>(expr));
       case ast::Expr::Kind::For: {
@@ -576,7 +659,7 @@ class Printer {
   llvm::StringRef source_;
   std::vector<Comment> comments_;
   std::vector<int> comment_lines_;    // per comment, 0-based
-  std::vector<int> aligned_columns_;  // per comment; -1 if not aligned
+  std::vector<int> aligned_columns_;  // per comment; -1: one space
   size_t next_ = 0;                   // the first comment not printed yet
   const char* last_end_ = nullptr;
   bool no_struct_ = false;

@@ -20,15 +20,24 @@ import tempfile
 
 ROOT_FOLDERS = ("lang-tests", "examples", "stdlib", "bench")
 
-# Lang-tests left as they are, each with the reason. A test whose CHECK
-# lines name source lines or columns (diagnostics, run-time error
-# locations, the language server's positions) would change meaning if
-# formatting moved its code.
+# Lang-tests left as they are, each with the reason. Besides these, every
+# test whose expectations name a source position (LOCATION_RE: `[[@LINE]]`,
+# `file.dl:12:5`, `line 3`, a `dlc test` directive such as `expect-error`
+# that points at its line) is left alone: formatting would move its code
+# away from them.
 UNFORMATTED = {
     "lang-tests/fmt/Inputs/messy.dl": "input of fmt/format.dl, messy on purpose",
     "lang-tests/fmt/Inputs/wide.dl": "input of fmt/width.dl, too wide on purpose",
     "lang-tests/fmt/Inputs/comments.dl": "input of fmt/comments.dl",
 }
+LOCATION_RE = re.compile(r"@LINE|\.dl:(\d+|\{\{[^}]*\}\}):|:\d+:\d+\b|\bline \d+|// expect-")
+
+
+def left_alone(root, path):
+    if path in UNFORMATTED:
+        return True
+    return path.startswith("lang-tests/") and LOCATION_RE.search(
+        (root / path).read_text(encoding="utf-8")) is not None
 
 
 # A benchmark template: `dim n = @N@;` until bench/run.py fills it in.
@@ -81,7 +90,7 @@ def main():
         print(f"fmt --verify: {len(files)} files, {len(blocks)} doc blocks, "
               f"exit status {verify.returncode}")
         status |= verify.returncode
-        checked = [f for f in files if f not in UNFORMATTED]
+        checked = [f for f in files if not left_alone(root, f)]
         check = fmt(dlc, ["--check"], checked + block_files, root)
         out = check.stdout + check.stderr
         for i, path in enumerate(block_files):
@@ -89,7 +98,7 @@ def main():
             out = out.replace(path, f"{md.relative_to(root)}:{line} (block)")
         sys.stdout.write(out)
         print(f"fmt --check: {len(checked)} files "
-              f"({len(UNFORMATTED)} left alone), {len(blocks)} doc blocks, "
+              f"({len(files) - len(checked)} left alone), {len(blocks)} doc blocks, "
               f"exit status {check.returncode}")
         missing = [f for f in UNFORMATTED if f not in files]
         for path in missing:
@@ -98,7 +107,7 @@ def main():
 
 
 def write_all(dlc, root, files, blocks, block_files):
-    run = fmt(dlc, [], [f for f in files if f not in UNFORMATTED] +
+    run = fmt(dlc, [], [f for f in files if not left_alone(root, f)] +
               block_files, root)
     sys.stdout.write(run.stdout + run.stderr)
     # Blocks from the last up, so that earlier blocks keep their lines.
