@@ -332,7 +332,7 @@ class Printer {
 
   // `{ result }`, breaking with the group around it.
   Doc InlineBlock(const ast::BlockExpr* block) {
-    Doc result = StatementExpr(block->result);
+    Doc result = Expr(block->result);
     return "{" + Doc::Nest(2, Doc::Line() + result) + Doc::Line() + "}";
   }
 
@@ -397,7 +397,7 @@ class Printer {
     }
     if (block->result) {
       bool blank = blank_before(*block->result);
-      item(*block->result, StatementExpr(block->result));
+      item(*block->result, Expr(block->result));
       lines.back().blank_before = blank;
     }
     CommentLines(close, lines);
@@ -409,46 +409,21 @@ class Printer {
     return Doc::Group(open + Doc::Nest(2, inner) + Doc::HardLine() + "}");
   }
 
-  // An expression that starts a statement: if it begins with `if`, `loop`
-  // or `for` but continues past it, the parser would end it early.
-  Doc StatementExpr(const ast::Expr* expr) {
-    Doc text = Expr(expr);
-    if (!IsBlockLike(expr) && LeftmostIsBlockLike(expr))
-      return "(" + text + ")";
-    return text;
-  }
-
-  static bool LeftmostIsBlockLike(const ast::Expr* expr) {
-    while (true) {
-      if (IsBlockLike(expr)) return true;
-      if (auto* e = llvm::dyn_cast<ast::BinaryExpr>(expr)) {
-        expr = e->lhs;
-      } else if (auto* e = llvm::dyn_cast<ast::CallExpr>(expr)) {
-        expr = e->callee;
-      } else if (auto* e = llvm::dyn_cast<ast::IndexExpr>(expr)) {
-        expr = e->base;
-      } else if (auto* e = llvm::dyn_cast<ast::FieldExpr>(expr)) {
-        expr = e->base;
-      } else if (auto* e = llvm::dyn_cast<ast::TupleIndexExpr>(expr)) {
-        expr = e->base;
-      } else {
-        return false;
-      }
-    }
-  }
-
   Doc Stmt(const ast::Stmt* stmt) {
     if (auto* let = llvm::dyn_cast<ast::LetStmt>(stmt))
       return Let(let->pattern, let->annotation, let->value);
     if (auto* dim = llvm::dyn_cast<ast::DimStmt>(stmt))
       return "dim " + dim->name.name.str() + " = " + Expr(dim->size) + ";";
     auto* e = llvm::cast<ast::ExprStmt>(stmt);
-    return StatementExpr(e->expr) + (e->has_semicolon ? ";" : "");
+    return Expr(e->expr) + (e->has_semicolon ? ";" : "");
   }
 
   // --- Expressions ---------------------------------------------------------
 
-  // An operand that must bind at least as tightly as `min`.
+  // An operand that must bind at least as tightly as `min`. An `if`,
+  // `loop`, `for` or block operand is always parenthesized: one that began
+  // a statement would end it there, so an expression statement never
+  // starts with one it does not consist of.
   Doc Operand(const ast::Expr* expr, Prec min) {
     Doc text = Expr(expr);
     bool needs_parens = PrecOf(expr) < min || IsBlockLike(expr) ||

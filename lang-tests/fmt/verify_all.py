@@ -53,15 +53,25 @@ def sources(root):
         and not TEMPLATE_RE.search(path.read_text(encoding="utf-8")))
 
 
+# Put before a ```delta block of the docs (as the doc checker's markers
+# are), this leaves it as written: `<!-- unformatted: it shows trailing
+# commas -->`.
+UNFORMATTED_BLOCK_RE = re.compile(r"^\s*<!--\s*unformatted:.*-->\s*$")
+
+
 def doc_blocks(root):
     """(Markdown file, 0-based index of the block's first line, code) of
-    each ```delta block that the doc checker runs, at the margin."""
+    each ```delta block that the doc checker runs, at the margin, unless
+    marked unformatted."""
     sys.path.insert(0, str(root / "scripts"))
     import check_doc_examples  # pylint: disable=import-outside-toplevel
     paths = [root / "docs", root / "README.md"]
     for md in check_doc_examples.markdown_files(paths):
         lines = md.read_text(encoding="utf-8").splitlines()
         for line, marker, code in check_doc_examples.blocks(md):
+            before = [text for text in lines[:line - 1] if text.strip()]
+            if before and UNFORMATTED_BLOCK_RE.match(before[-1]):
+                continue
             if marker is None and not lines[line - 1].startswith(" "):
                 yield md, line, code
 
