@@ -227,6 +227,16 @@ class Printer {
                      ast::StructLitExpr>(expr);
   }
 
+  // `label: value` (`feat: 3`, `wrt: x`), or `value` without a label.
+  ListItem LabeledItem(const ast::Ident* label, std::string label_text,
+                       const ast::Expr* value) {
+    const char* begin = label ? label->span.begin : value->span.begin;
+    return {{begin, value->span.end}, [this, label_text, value] {
+              Doc head = label_text.empty() ? Doc() : Doc(label_text + ": ");
+              return head + Expr(value);
+            }};
+  }
+
   std::vector<ListItem> ExprItems(const std::vector<ast::Expr*>& exprs) {
     std::vector<ListItem> items;
     for (const ast::Expr* expr : exprs)
@@ -507,16 +517,10 @@ class Printer {
         auto* e = llvm::cast<ast::CallExpr>(expr);
         Doc callee = Operand(e->callee, kPostfix);
         std::vector<ListItem> items;
-        for (const ast::Arg& arg : e->args) {
-          const char* begin =
-              arg.label ? arg.label->span.begin : arg.value->span.begin;
-          items.push_back({{begin, arg.value->span.end}, [this, &arg] {
-                             Doc label = arg.label
-                                             ? Doc(arg.label->name.str() + ": ")
-                                             : Doc();
-                             return label + Expr(arg.value);
-                           }});
-        }
+        for (const ast::Arg& arg : e->args)
+          items.push_back(LabeledItem(arg.label ? &*arg.label : nullptr,
+                                      arg.label ? arg.label->name.str() : "",
+                                      arg.value));
         bool hug = !e->args.empty() && Huggable(e->args.back().value);
         return callee + List("(", items, e->span.end - 1, ")", Comma::IfBroken,
                              /*spaced=*/false, hug);
@@ -525,17 +529,10 @@ class Printer {
         auto* e = llvm::cast<ast::IndexExpr>(expr);
         Doc base = Operand(e->base, kPostfix);
         std::vector<ListItem> items;
-        for (const ast::IndexEntry& entry : e->entries) {
-          const char* begin =
-              entry.dim ? entry.dim->span.begin : entry.value->span.begin;
-          items.push_back({{begin, entry.value->span.end}, [this, &entry] {
-                             Doc dim =
-                                 entry.dim
-                                     ? Doc(JoinIdents({*entry.dim}, "") + ": ")
-                                     : Doc();
-                             return dim + Expr(entry.value);
-                           }});
-        }
+        for (const ast::IndexEntry& entry : e->entries)
+          items.push_back(LabeledItem(
+              entry.dim ? &*entry.dim : nullptr,
+              entry.dim ? JoinIdents({*entry.dim}, "") : "", entry.value));
         return base + List("[", items, e->span.end - 1, "]");
       }
       case ast::Expr::Kind::Field: {
