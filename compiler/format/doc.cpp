@@ -15,10 +15,11 @@ namespace delta::format {
 // group that does not break is measured only up to its first line break.
 
 struct Doc::Node {
-  enum class Kind { Text, Concat, Line, Group, Nest, IfBreak, Comment };
+  enum class Kind { Text, Concat, Fill, Line, Group, Nest, IfBreak, Comment };
   Kind kind = Kind::Text;
   std::string text;        // Text, Comment; Line: the flat text
-  std::vector<Doc> parts;  // Concat; Group, Nest: [content] (a hugging
+  std::vector<Doc> parts;  // Concat; Fill: [item, line, item, ...];
+                           // Group, Nest: [content] (a hugging
                            // group: [content, hugged]); IfBreak:
                            // [broken, flat]
   bool hard = false;       // Line: always breaks
@@ -130,7 +131,9 @@ size_t Doc::FlatWidth(const Node* node) {
           node->parts[0].node_->breaks)
         return kUncapped;
       size_t width = 0;
-      size_t parts = node->kind == Node::Kind::Concat ? node->parts.size() : 1;
+      bool sequence =
+          node->kind == Node::Kind::Concat || node->kind == Node::Kind::Fill;
+      size_t parts = sequence ? node->parts.size() : 1;
       for (size_t i = 0; i < parts; ++i) {
         size_t part = FlatWidth(node->parts[i].node_.get());
         if (part == kUncapped) return kUncapped;
@@ -151,6 +154,7 @@ bool Doc::WillBreak() const {
         return true;
       return node_->parts[0].WillBreak();
     case Node::Kind::Concat:
+    case Node::Kind::Fill:
       return std::any_of(node_->parts.begin(), node_->parts.end(),
                          [](const Doc& part) { return part.WillBreak(); });
     case Node::Kind::Nest:
@@ -158,6 +162,17 @@ bool Doc::WillBreak() const {
     default:
       return false;
   }
+}
+
+Doc Doc::Fill(std::vector<Doc> items) {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Fill;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) node->parts.push_back(Line());
+    node->breaks = node->breaks || (items[i].node_ && items[i].node_->breaks);
+    node->parts.push_back(std::move(items[i]));
+  }
+  return Doc(node);
 }
 
 Doc Doc::Nest(int indent, Doc content) {
@@ -222,6 +237,7 @@ class Renderer {
     int indent;
     Mode mode;
     const Node* node;
+    size_t index = 0;  // Fill: the part to print next
   };
   // A trailing comment as printed: where its leading space is.
   struct Printed {
@@ -277,6 +293,26 @@ class Renderer {
       case Node::Kind::Concat:
         PushParts(command.indent, command.mode, node->parts);
         return;
+      case Node::Kind::Fill: {
+        // Items on one line while the next fits, then a new line (even
+        // steps print item `index`, odd ones decide the line after it).
+        size_t index = command.index;
+        if (index + 1 < node->parts.size())
+          stack_.push_back({command.indent, command.mode, node, index + 1});
+        if (index % 2 == 0) {
+          Push(command.indent, Mode::Flat, node->parts[index]);
+        } else {
+          const Node* line = node->parts[index].node_.get();
+          size_t room = width_ - std::min(width_, column_ + line->text.size());
+          bool fits = command.mode == Mode::Flat ||
+                      Fits({command.indent, Mode::Flat,
+                            node->parts[index + 1].node_.get()},
+                           Measure::WholeFlat, room);
+          Push(command.indent, fits ? Mode::Flat : Mode::Break,
+               node->parts[index]);
+        }
+        return;
+      }
       case Node::Kind::Nest:
         Push(command.indent + node->indent, command.mode, node->parts[0]);
         return;
@@ -352,6 +388,7 @@ class Renderer {
           break;
         }
         case Node::Kind::Concat:
+        case Node::Kind::Fill:
           for (auto it = node->parts.rbegin(); it != node->parts.rend(); ++it)
             todo.push_back({command.indent, command.mode, it->node_.get()});
           break;

@@ -43,6 +43,10 @@ class Doc {
   // Whether this document is sure to span lines wherever it is printed:
   // it holds a hard line, or a group capped narrower than its content.
   bool WillBreak() const;
+  // `items` separated by lines, each a space while the next item fits on
+  // the line, else a newline (Prettier's fill; rustfmt's mixed layout of
+  // short array elements).
+  static Doc Fill(std::vector<Doc> items);
   // `content` with the lines it breaks indented `indent` more.
   static Doc Nest(int indent, Doc content);
   // `broken` where the enclosing group breaks, else `flat`.
@@ -60,6 +64,8 @@ class Doc {
   friend Doc operator+(Doc a, Doc b) { return a += std::move(b); }
 
   bool empty() const { return node_ == nullptr; }
+  // The width of this document on one line, or SIZE_MAX if it cannot be.
+  size_t Width() const { return FlatWidth(node_.get()); }
 
   struct Node;
 

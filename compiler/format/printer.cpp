@@ -37,6 +37,7 @@ namespace {
 
 constexpr size_t kInlineBlockWidth = 60;
 constexpr size_t kInlineIfWidth = 80;
+constexpr size_t kShortElementWidth = 10;  // rustfmt's threshold
 
 class Printer {
  public:
@@ -556,6 +557,9 @@ class Printer {
         // `[d: a, b]`; broken, `[d:` then one element per line.
         Doc open =
             "[" + e->dim.name.str() + ":" + Doc::IfBreak(Doc(), Doc(" "));
+        if (Doc filled = ShortElements(e); !filled.empty())
+          return Doc::Group(open + Doc::Nest(2, Doc::SoftLine() + filled) +
+                            Doc::SoftLine() + "]");
         return List(open, ExprItems(e->elements), e->span.end - 1, "]");
       }
       case ast::Expr::Kind::Block:
@@ -581,6 +585,28 @@ class Printer {
       }
     }
     return {};
+  }
+
+  // The elements of an array literal of short numbers and names (at most
+  // kShortElementWidth each) filling lines as rustfmt's mixed layout does
+  // (`[d: 1.0, 2.0, ...` then as many per line as fit), or nothing.
+  Doc ShortElements(const ast::ArrayLitExpr* e) {
+    if (HasCommentIn(e->span)) return {};
+    std::vector<Doc> items;
+    for (size_t i = 0; i < e->elements.size(); ++i) {
+      const ast::Expr* element = e->elements[i];
+      if (auto* unary = llvm::dyn_cast<ast::UnaryExpr>(element))
+        element = unary->operand;
+      if (!llvm::isa<ast::IntLitExpr, ast::FloatLitExpr, ast::BoolLitExpr,
+                     ast::NameExpr>(element))
+        return {};
+      Doc item = Expr(e->elements[i]);
+      if (item.Width() > kShortElementWidth) return {};
+      bool last = i + 1 == e->elements.size();
+      items.push_back(last ? item : item + ",");
+    }
+    // The trailing comma is the list's: Fill prints its items flat.
+    return Doc::Fill(std::move(items)) + Doc::IfBreak(",");
   }
 
   Doc StructLit(const ast::StructLitExpr* e) {
