@@ -199,6 +199,7 @@ class Printer {
       // and may hug.
       if (broken.empty() && item.WillBreak()) inner += Doc::BreakParent();
       inner += item;
+      size_t comments_after_item = next_;
       last_end_ = items[i].span.end;
       if (!last || comma == Comma::Always) {
         inner += ",";
@@ -207,6 +208,10 @@ class Printer {
       }
       inner += TrailingComment(last ? close : items[i + 1].span.begin);
       if (!last) inner += Doc::Line();
+      // The hugged form has no room for a comment after the last item.
+      if (last && (next_ != comments_after_item ||
+                   HasCommentIn({items[i].span.end, close})))
+        hugged = {};
     }
     Doc closing = OwnLineComments(close);
     if (!closing.empty()) inner += Doc::HardLine() + closing;
