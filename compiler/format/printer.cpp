@@ -112,7 +112,10 @@ class Printer {
       };
       bool aligned = (i > 0 && aligned_with(i - 1)) ||
                      (i + 1 < comments_.size() && aligned_with(i + 1));
-      bool kept = trailing_column[i] >= 0 && (aligned || padded[i]);
+      // Only a `//` comment, which ends its line: padding before a block
+      // comment would move what follows it.
+      bool kept = trailing_column[i] >= 0 && (aligned || padded[i]) &&
+                  comments_[i].text().starts_with("//");
       aligned_columns_.push_back(kept ? trailing_column[i] : -1);
     }
   }
@@ -208,13 +211,22 @@ class Printer {
       }
       inner += TrailingComment(last ? close : items[i + 1].span.begin);
       if (!last) inner += Doc::Line();
-      // The hugged form has no room for a comment after the last item.
+      // The hugged form has no room for a comment after the last item:
+      // without it, a last item sure to span lines breaks the list too.
       if (last && (next_ != comments_after_item ||
-                   HasCommentIn({items[i].span.end, close})))
+                   HasCommentIn({items[i].span.end, close}))) {
         hugged = {};
+        if (last_breaks) inner += Doc::BreakParent();
+      }
     }
-    Doc closing = OwnLineComments(close);
-    if (!closing.empty()) inner += Doc::HardLine() + closing;
+    // Comments before the closing bracket, each on a line of its own.
+    Doc closing;
+    while (next_ < comments_.size() && comments_[next_].begin < close) {
+      const Comment& comment = comments_[next_++];
+      closing += Doc::HardLine() + comment.text().str();
+      last_end_ = std::max(last_end_, comment.end);
+    }
+    inner += closing;
     no_struct_ = saved;
     Doc end = (spaced && closing.empty() ? Doc::Line() : Doc::SoftLine()) +
               close_text;
@@ -547,7 +559,10 @@ class Printer {
       }
       case ast::Expr::Kind::TupleIndex: {
         auto* e = llvm::cast<ast::TupleIndexExpr>(expr);
-        return Operand(e->base, kPostfix) + "." + std::to_string(e->index);
+        // `(0).5`, not `0.5`, a float.
+        Doc base = Operand(e->base, kPostfix);
+        if (llvm::isa<ast::IntLitExpr>(e->base)) base = "(" + base + ")";
+        return base + "." + std::to_string(e->index);
       }
       case ast::Expr::Kind::Tuple: {
         auto* e = llvm::cast<ast::TupleExpr>(expr);
