@@ -15,7 +15,17 @@ namespace delta::format {
 // group that does not break is measured only up to its first line break.
 
 struct Doc::Node {
-  enum class Kind { Text, Concat, Fill, Line, Group, Nest, IfBreak, Comment };
+  enum class Kind {
+    Text,
+    Concat,
+    Fill,
+    Line,
+    Group,
+    Nest,
+    IfBreak,
+    Comment,
+    Rhs
+  };
   Kind kind = Kind::Text;
   std::string text;        // Text, Comment; Line: the flat text
   std::vector<Doc> parts;  // Concat; Fill: [item, line, item, ...];
@@ -126,6 +136,10 @@ size_t Doc::FlatWidth(const Node* node) {
       return node->text.size() + 1;
     case Node::Kind::IfBreak:
       return FlatWidth(node->parts[1].node_.get());
+    case Node::Kind::Rhs: {
+      size_t value = FlatWidth(node->parts[0].node_.get());
+      return value == kUncapped ? kUncapped : value + 1;
+    }
     default: {
       if (node->kind == Node::Kind::Group && node->parts[0].node_ &&
           node->parts[0].node_->breaks)
@@ -144,24 +158,34 @@ size_t Doc::FlatWidth(const Node* node) {
   }
 }
 
-bool Doc::WillBreak() const {
-  if (!node_) return false;
-  if (node_->breaks) return true;
-  switch (node_->kind) {
+bool Doc::WillBreak(const Node* node) {
+  if (!node) return false;
+  if (node->breaks) return true;
+  switch (node->kind) {
     case Node::Kind::Group:
-      if (node_->max_flat != kUncapped &&
-          FlatWidth(node_->parts[0].node_.get()) > node_->max_flat)
+      if (node->max_flat != kUncapped &&
+          FlatWidth(node->parts[0].node_.get()) > node->max_flat)
         return true;
-      return node_->parts[0].WillBreak();
+      return WillBreak(node->parts[0].node_.get());
     case Node::Kind::Concat:
     case Node::Kind::Fill:
-      return std::any_of(node_->parts.begin(), node_->parts.end(),
-                         [](const Doc& part) { return part.WillBreak(); });
+      return std::any_of(
+          node->parts.begin(), node->parts.end(),
+          [](const Doc& part) { return WillBreak(part.node_.get()); });
     case Node::Kind::Nest:
-      return node_->parts[0].WillBreak();
+    case Node::Kind::Rhs:
+      return WillBreak(node->parts[0].node_.get());
     default:
       return false;
   }
+}
+
+Doc Doc::Rhs(Doc value) {
+  auto node = std::make_shared<Node>();
+  node->kind = Node::Kind::Rhs;
+  node->breaks = value.node_ && value.node_->breaks;
+  node->parts.push_back(std::move(value));
+  return Doc(node);
 }
 
 Doc Doc::Fill(std::vector<Doc> items) {
@@ -293,6 +317,28 @@ class Renderer {
       case Node::Kind::Concat:
         PushParts(command.indent, command.mode, node->parts);
         return;
+      case Node::Kind::Rhs: {
+        // rustfmt's right-hand sides: on the line if all of it fits there,
+        // else on the next line if all of it fits there, else on the line,
+        // breaking inside.
+        const Node* value = node->parts[0].node_.get();
+        size_t room = width_ - std::min(width_, column_ + 1);
+        int next_indent = command.indent + 2;
+        size_t next_room = width_ - std::min(width_, size_t(next_indent));
+        if (command.mode == Mode::Break &&
+            !Fits({command.indent, Mode::Flat, value}, Measure::ToLineBreak,
+                  room) &&
+            !Doc::WillBreak(value) &&
+            Fits({next_indent, Mode::Flat, value}, Measure::ToLineBreak,
+                 next_room)) {
+          Newline(next_indent);
+          Push(next_indent, Mode::Break, node->parts[0]);
+          return;
+        }
+        Emit(" ");
+        Push(command.indent, command.mode, node->parts[0]);
+        return;
+      }
       case Node::Kind::Fill: {
         // Items on one line while the next fits, then a new line (even
         // steps print item `index`, odd ones decide the line after it).
@@ -392,6 +438,9 @@ class Renderer {
           for (auto it = node->parts.rbegin(); it != node->parts.rend(); ++it)
             todo.push_back({command.indent, command.mode, it->node_.get()});
           break;
+        case Node::Kind::Rhs:
+          --left;  // its space, as if it stays on the line
+          [[fallthrough]];
         case Node::Kind::Nest:
           todo.push_back(
               {command.indent, command.mode, node->parts[0].node_.get()});

@@ -42,7 +42,11 @@ class Doc {
   Doc LastGroupBroken() const;
   // Whether this document is sure to span lines wherever it is printed:
   // it holds a hard line, or a group capped narrower than its content.
-  bool WillBreak() const;
+  bool WillBreak() const { return WillBreak(node_.get()); }
+  // ` value` after `=`: on the line if all of it fits there, else on the
+  // next line, indented, if all of it fits there, else on the line with
+  // its own groups broken (rustfmt's right-hand sides).
+  static Doc Rhs(Doc value);
   // `items` separated by lines, each a space while the next item fits on
   // the line, else a newline (Prettier's fill; rustfmt's mixed layout of
   // short array elements).
@@ -73,6 +77,7 @@ class Doc {
   explicit Doc(std::shared_ptr<Node> node) : node_(std::move(node)) {}
   // The width of `node` on one line, or SIZE_MAX if it cannot be on one.
   static size_t FlatWidth(const Node* node);
+  static bool WillBreak(const Node* node);
   friend class Renderer;
   std::shared_ptr<Node> node_;
 };

@@ -340,7 +340,7 @@ class Printer {
           const ast::Expr* value) {
     std::string out = "let " + Pattern(pattern);
     if (annotation) out += ": " + Type(annotation);
-    return out + " = " + Expr(value) + ";";
+    return out + " =" + Doc::Rhs(Expr(value)) + ";";
   }
 
   // --- Blocks and statements -----------------------------------------------
