@@ -2,15 +2,15 @@
 // document (doc.h) that doc.cpp fits in the line width, with the comments
 // that the lexer dropped put back in place. One class, Printer, holds it
 // whole: every decision (Note [Canonical style]) depends on the same state,
-// where the last printed item ended and which comments are still to place,
-// so its parts do not stand alone.
+// its place among the comments (comment_cursor.h), so its parts do not
+// stand alone.
 #include "compiler/format/printer.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
 
-#include "compiler/format/comments.h"
+#include "compiler/format/comment_cursor.h"
 #include "compiler/format/doc.h"
 #include "compiler/format/spelling.h"
 
@@ -41,20 +41,17 @@ constexpr size_t kShortElementWidth = 10;  // rustfmt's threshold
 
 class Printer {
  public:
-  Printer(llvm::StringRef source, std::vector<Comment> comments)
-      : source_(source), comments_(std::move(comments)) {
-    FindAlignedComments();
-  }
+  explicit Printer(llvm::StringRef source) : source_(source), cursor_(source) {}
 
   Doc Module(const ast::Module& module) {
     std::vector<LineItem> lines;
-    last_end_ = source_.begin();
+    cursor_.set_last_end(source_.begin());
     for (const ast::Decl* decl : module.decls) {
       CommentLines(decl->span.begin, lines);
-      bool blank = !lines.empty() && BlankLineBefore(decl->span.begin);
+      bool blank = !lines.empty() && cursor_.BlankLineBefore(decl->span.begin);
       Doc line = Decl(decl);
-      last_end_ = decl->span.end;
-      lines.push_back({blank, line + TrailingComment(source_.end())});
+      cursor_.set_last_end(decl->span.end);
+      lines.push_back({blank, line + cursor_.TakeTrailing(source_.end())});
     }
     CommentLines(source_.end(), lines);
     Doc out;
@@ -75,58 +72,11 @@ class Printer {
 
   // --- Comments ----------------------------------------------------------
 
-  bool BlankLineBefore(const char* pos) const {
-    if (!last_end_ || pos < last_end_) return false;
-    return llvm::StringRef(last_end_, size_t(pos - last_end_)).count('\n') >= 2;
-  }
-
-  // The line of each comment, and its column where it follows code and
-  // either is aligned with such a comment on the line above or below or
-  // has more than one space before it: a column chosen on purpose.
-  void FindAlignedComments() {
-    size_t line = 0;
-    const char* scanned = source_.begin();
-    std::vector<int> trailing_column;  // -1: on its own line
-    std::vector<bool> padded;
-    for (const Comment& comment : comments_) {
-      line += size_t(std::count(scanned, comment.begin, '\n'));
-      scanned = comment.begin;
-      size_t line_begin =
-          llvm::StringRef(source_.begin(),
-                          size_t(comment.begin - source_.begin()))
-              .rfind('\n') +
-          1;
-      llvm::StringRef before(
-          source_.begin() + line_begin,
-          size_t(comment.begin - source_.begin()) - line_begin);
-      comment_lines_.push_back(int(line));
-      trailing_column.push_back(before.trim().empty() ? -1
-                                                      : int(before.size()));
-      padded.push_back(before.ends_with("  "));
-    }
-    for (size_t i = 0; i < comments_.size(); ++i) {
-      auto aligned_with = [&](size_t j) {
-        return trailing_column[j] >= 0 &&
-               trailing_column[j] == trailing_column[i] &&
-               std::abs(comment_lines_[j] - comment_lines_[i]) == 1;
-      };
-      bool aligned = (i > 0 && aligned_with(i - 1)) ||
-                     (i + 1 < comments_.size() && aligned_with(i + 1));
-      // Only a `//` comment, which ends its line: padding before a block
-      // comment would move what follows it.
-      bool kept = trailing_column[i] >= 0 && (aligned || padded[i]) &&
-                  comments_[i].text().starts_with("//");
-      aligned_columns_.push_back(kept ? trailing_column[i] : -1);
-    }
-  }
-
   // Comments that start before `pos`, each a line of their own.
   void CommentLines(const char* pos, std::vector<LineItem>& lines) {
-    while (next_ < comments_.size() && comments_[next_].begin < pos) {
-      const Comment& comment = comments_[next_++];
-      bool blank = !lines.empty() && BlankLineBefore(comment.begin);
-      lines.push_back({blank, Doc(comment.text().str())});
-      if (comment.end > last_end_) last_end_ = comment.end;
+    while (const Comment* comment = cursor_.NextBefore(pos)) {
+      bool blank = !lines.empty() && cursor_.BlankLineBefore(comment->begin);
+      lines.push_back({blank, Doc(cursor_.Take().text().str())});
     }
   }
 
@@ -134,35 +84,9 @@ class Printer {
   // each followed by a line break.
   Doc OwnLineComments(const char* pos) {
     Doc out;
-    while (next_ < comments_.size() && comments_[next_].begin < pos) {
-      const Comment& comment = comments_[next_++];
-      out += Doc(comment.text().str()) + Doc::HardLine();
-      if (comment.end > last_end_) last_end_ = comment.end;
-    }
+    while (cursor_.NextBefore(pos))
+      out += Doc(cursor_.Take().text().str()) + Doc::HardLine();
     return out;
-  }
-
-  // A comment that follows the last item on its line and starts before
-  // `bound` (the next item, or the list's closing bracket).
-  Doc TrailingComment(const char* bound) {
-    if (next_ >= comments_.size()) return {};
-    const Comment& comment = comments_[next_];
-    if (comment.begin < last_end_ || comment.begin >= bound) return {};
-    if (llvm::StringRef(last_end_, size_t(comment.begin - last_end_))
-            .contains('\n'))
-      return {};
-    last_end_ = comment.end;
-    size_t index = next_++;
-    return Doc::TrailingComment(comment.text().str(), comment_lines_[index],
-                                aligned_columns_[index]);
-  }
-
-  bool HasCommentIn(Span span) const {
-    for (size_t i = next_; i < comments_.size(); ++i) {
-      if (comments_[i].begin >= span.end) return false;
-      if (comments_[i].begin >= span.begin) return true;
-    }
-    return false;
   }
 
   // --- Lists -----------------------------------------------------------------
@@ -202,30 +126,27 @@ class Printer {
       // and may hug.
       if (broken.empty() && item.WillBreak()) inner += Doc::BreakParent();
       inner += item;
-      size_t comments_after_item = next_;
-      last_end_ = items[i].span.end;
+      size_t comments_after_item = cursor_.placed();
+      cursor_.set_last_end(items[i].span.end);
       if (!last || comma == Comma::Always) {
         inner += ",";
       } else if (comma == Comma::IfBroken) {
         inner += Doc::IfBreak(",");
       }
-      inner += TrailingComment(last ? close : items[i + 1].span.begin);
+      inner += cursor_.TakeTrailing(last ? close : items[i + 1].span.begin);
       if (!last) inner += Doc::Line();
       // The hugged form has no room for a comment after the last item:
       // without it, a last item sure to span lines breaks the list too.
-      if (last && (next_ != comments_after_item ||
-                   HasCommentIn({items[i].span.end, close}))) {
+      if (last && (cursor_.placed() != comments_after_item ||
+                   cursor_.HasCommentIn({items[i].span.end, close}))) {
         hugged = {};
         if (last_breaks) inner += Doc::BreakParent();
       }
     }
     // Comments before the closing bracket, each on a line of its own.
     Doc closing;
-    while (next_ < comments_.size() && comments_[next_].begin < close) {
-      const Comment& comment = comments_[next_++];
-      closing += Doc::HardLine() + comment.text().str();
-      last_end_ = std::max(last_end_, comment.end);
-    }
+    while (cursor_.NextBefore(close))
+      closing += Doc::HardLine() + cursor_.Take().text().str();
     inner += closing;
     no_struct_ = saved;
     Doc end = (spaced && closing.empty() ? Doc::Line() : Doc::SoftLine()) +
@@ -351,7 +272,7 @@ class Printer {
   // them and a one-line block stays one line.
   bool MayInline(const ast::BlockExpr* block) const {
     return block->stmts.empty() && block->result &&
-           !HasCommentIn(block->span) &&
+           !cursor_.HasCommentIn(block->span) &&
            !llvm::StringRef(
                 block->span.begin,
                 size_t(block->result->span.begin - block->span.begin))
@@ -365,7 +286,8 @@ class Printer {
   }
 
   Doc Block(const ast::BlockExpr* block) {
-    if (block->stmts.empty() && !block->result && !HasCommentIn(block->span))
+    if (block->stmts.empty() && !block->result &&
+        !cursor_.HasCommentIn(block->span))
       return "{}";
     if (MayInline(block))
       return Doc::Group(InlineBlock(block), kInlineBlockWidth + 4);
@@ -408,15 +330,15 @@ class Printer {
     const char* first = !block->stmts.empty() ? block->stmts[0]->span.begin
                         : block->result       ? block->result->span.begin
                                               : close;
-    last_end_ = block->span.begin + 1;
-    Doc open = "{" + TrailingComment(first);
+    cursor_.set_last_end(block->span.begin + 1);
+    Doc open = "{" + cursor_.TakeTrailing(first);
     auto item = [&](const Node& node, Doc doc) {
-      last_end_ = node.span.end;
-      lines.push_back({false, doc + TrailingComment(close)});
+      cursor_.set_last_end(node.span.end);
+      lines.push_back({false, doc + cursor_.TakeTrailing(close)});
     };
     auto blank_before = [&](const Node& node) {
       CommentLines(node.span.begin, lines);
-      return !lines.empty() && BlankLineBefore(node.span.begin);
+      return !lines.empty() && cursor_.BlankLineBefore(node.span.begin);
     };
     for (const ast::Stmt* stmt : block->stmts) {
       bool blank = blank_before(*stmt);
@@ -494,8 +416,8 @@ class Printer {
     if (llvm::isa<ast::BinaryExpr>(chain.front()->lhs)) out = Doc::Nest(2, out);
     Doc rest;
     for (const ast::BinaryExpr* link : chain) {
-      last_end_ = link->lhs->span.end;
-      rest += TrailingComment(link->rhs->span.begin);
+      cursor_.set_last_end(link->lhs->span.end);
+      rest += cursor_.TakeTrailing(link->rhs->span.begin);
       rest += Doc::Line();
       rest += OwnLineComments(link->rhs->span.begin);
       rest += OpText(link->op) + std::string(" ");
@@ -611,7 +533,7 @@ class Printer {
   // kShortElementWidth each) filling lines as rustfmt's mixed layout does
   // (`[d: 1.0, 2.0, ...` then as many per line as fit), or nothing.
   Doc ShortElements(const ast::ArrayLitExpr* e) {
-    if (HasCommentIn(e->span)) return {};
+    if (cursor_.HasCommentIn(e->span)) return {};
     std::vector<Doc> items;
     for (size_t i = 0; i < e->elements.size(); ++i) {
       const ast::Expr* element = e->elements[i];
@@ -675,11 +597,7 @@ class Printer {
   using Node = ast::Node;
 
   llvm::StringRef source_;
-  std::vector<Comment> comments_;
-  std::vector<int> comment_lines_;    // per comment, 0-based
-  std::vector<int> aligned_columns_;  // per comment; -1: one space
-  size_t next_ = 0;                   // the first comment not printed yet
-  const char* last_end_ = nullptr;
+  CommentCursor cursor_;
   bool no_struct_ = false;
 };
 
@@ -687,7 +605,7 @@ class Printer {
 
 std::string PrintModule(llvm::StringRef source, const ast::Module& module,
                         size_t width) {
-  Printer printer(source, CollectComments(source));
+  Printer printer(source);
   return Render(printer.Module(module), width);
 }
 
