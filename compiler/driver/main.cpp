@@ -303,7 +303,7 @@ int Main(int argc, char** argv) {
 
   format::FormatOptions fmt_options;
   CLI::App* fmt_command = app.add_subcommand(
-      "fmt", "Format files in place: dlc fmt [--check] FILE...");
+      "fmt", "Format files in place: dlc fmt [--check] [--width N] FILE...");
   fmt_command->add_option("files", fmt_options.files, "The .dl files")
       ->required();
   fmt_command->add_flag("--check", fmt_options.check,
@@ -311,6 +311,10 @@ int Main(int argc, char** argv) {
   fmt_command->add_flag("--verify", fmt_options.verify,
                         "Change nothing; exit 1 unless formatting keeps the "
                         "AST and is idempotent (tests the formatter)");
+  fmt_command
+      ->add_option("--width", fmt_options.width,
+                   "Line width to keep to (default 100)")
+      ->check(CLI::Range(size_t(20), size_t(1000)));
   CommonSpellings fmt_spellings;
   AddCommonOptions(*fmt_command, fmt_spellings);
 

@@ -32,7 +32,7 @@ std::optional<std::string> DumpAst(llvm::StringRef text, llvm::StringRef name,
 // `dlc fmt --verify`: the formatted text parses to the same AST, formatting
 // it again changes nothing, and no comment is lost.
 bool Verify(llvm::StringRef text, const std::string& formatted,
-            const std::string& path, llvm::raw_ostream& err) {
+            const std::string& path, size_t width, llvm::raw_ostream& err) {
   std::optional<std::string> before = DumpAst(text, path, err);
   std::optional<std::string> after =
       DumpAst(formatted, path + " (formatted)", err);
@@ -40,7 +40,8 @@ bool Verify(llvm::StringRef text, const std::string& formatted,
     err << path << ": formatting changed the AST\n";
     return false;
   }
-  std::optional<std::string> again = FormatSource(formatted, path, err);
+  std::optional<std::string> again =
+      FormatSource(formatted, path, err, DiagFormat::Text, false, width);
   if (!again || *again != formatted) {
     err << path << ": formatting is not idempotent\n";
     return false;
@@ -57,7 +58,8 @@ bool Verify(llvm::StringRef text, const std::string& formatted,
 std::optional<std::string> FormatSource(llvm::StringRef text,
                                         llvm::StringRef name,
                                         llvm::raw_ostream& err,
-                                        DiagFormat diagnostics, bool color) {
+                                        DiagFormat diagnostics, bool color,
+                                        size_t width) {
   llvm::SourceMgr sources;
   DiagnosticEngine diags(sources, err, diagnostics, color);
   unsigned buffer = sources.AddNewSourceBuffer(
@@ -66,7 +68,7 @@ std::optional<std::string> FormatSource(llvm::StringRef text,
   ast::Module* module = ParseModule(sources, buffer, arena, diags);
   if (diags.HasErrors()) return std::nullopt;
   llvm::StringRef source = sources.getMemoryBuffer(buffer)->getBuffer();
-  return PrintModule(source, *module);
+  return PrintModule(source, *module, width);
 }
 
 int FormatFiles(const FormatOptions& options, llvm::raw_ostream& out,
@@ -82,15 +84,15 @@ int FormatFiles(const FormatOptions& options, llvm::raw_ostream& out,
       continue;
     }
     llvm::StringRef text = (*file)->getBuffer();
-    std::optional<std::string> formatted =
-        FormatSource(text, path, err, options.diagnostics, options.color);
+    std::optional<std::string> formatted = FormatSource(
+        text, path, err, options.diagnostics, options.color, options.width);
     if (!formatted) {
       err << "dlc: '" << path << "' has syntax errors; not formatted\n";
       status = 1;
       continue;
     }
     if (options.verify) {
-      if (!Verify(text, *formatted, path, err)) status = 1;
+      if (!Verify(text, *formatted, path, options.width, err)) status = 1;
       continue;
     }
     if (*formatted == text) continue;

@@ -13,11 +13,16 @@
 
 namespace delta::format {
 
-// The canonical form of `text` (a whole module named `name`), or nothing if
-// it has syntax errors, which are reported to `err`.
+// The line width `dlc fmt` keeps to unless `--width` says otherwise.
+constexpr size_t kDefaultWidth = 100;
+
+// The canonical form of `text` (a whole module named `name`) for lines of
+// `width` columns, or nothing if it has syntax errors, which are reported
+// to `err`.
 std::optional<std::string> FormatSource(
     llvm::StringRef text, llvm::StringRef name, llvm::raw_ostream& err,
-    DiagFormat diagnostics = DiagFormat::Text, bool color = false);
+    DiagFormat diagnostics = DiagFormat::Text, bool color = false,
+    size_t width = kDefaultWidth);
 
 struct FormatOptions {
   std::vector<std::string> files;
@@ -25,6 +30,7 @@ struct FormatOptions {
   // Change nothing; fail unless formatting keeps the AST and is idempotent
   // (the test of the formatter itself).
   bool verify = false;
+  size_t width = kDefaultWidth;  // columns a line may use where it can
   DiagFormat diagnostics = DiagFormat::Text;
   bool color = false;
 };

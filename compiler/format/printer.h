@@ -11,7 +11,9 @@
 namespace delta::format {
 
 // `module` (parsed from `source`) in the canonical style (Note [Canonical
-// style] in printer.cpp), with the comments of `source`.
-std::string PrintModule(llvm::StringRef source, const ast::Module& module);
+// style] in printer.cpp) for lines of `width` columns, with the comments of
+// `source`.
+std::string PrintModule(llvm::StringRef source, const ast::Module& module,
+                        size_t width);
 
 }  // namespace delta::format

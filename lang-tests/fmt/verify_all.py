@@ -1,24 +1,177 @@
 #!/usr/bin/python3
-"""Runs `dlc fmt --verify` on every .dl file of lang-tests/, examples/ and
-stdlib/ that parses (syntax fail_* tests are skipped): formatting must keep
-the AST (same dump), be idempotent and keep every comment.
-Usage: verify_all.py PATH/TO/dlc SOURCE_ROOT"""
+"""Every Delta source of the repository is formatted, and formatting it is
+safe. The sources: the .dl files of lang-tests/, examples/, stdlib/ and
+bench/ that parse (syntax fail_* tests are skipped) and the ```delta blocks
+of docs/ and README.md that scripts/check_doc_examples.py checks.
+
+1. `dlc fmt --verify` on all of them: formatting keeps the AST (same dump),
+   is idempotent and keeps every comment.
+2. `dlc fmt --check` on all of them but those in UNFORMATTED: each is
+   already in the canonical style.
+
+Usage: verify_all.py PATH/TO/dlc SOURCE_ROOT [--write]
+With --write, formats them instead (files in place, blocks in their
+Markdown file): what to run after a change to the canonical style."""
 import pathlib
+import re
 import subprocess
 import sys
+import tempfile
+
+ROOT_FOLDERS = ("lang-tests", "examples", "stdlib", "bench")
+
+# Sources left as they are, each with the reason: the inputs of the
+# formatter's own tests, and lang-tests whose expectations name source
+# positions, which formatting would move their code away from. (--write
+# also skips every test that names positions, LOCATION_RE: one already
+# formatted is checked, never rewritten.)
+UNFORMATTED = {
+    "lang-tests/fmt/Inputs/messy.dl": "input of fmt/format.dl, messy on purpose",
+    "lang-tests/fmt/Inputs/wide.dl": "input of fmt/width.dl, too wide on purpose",
+    "lang-tests/fmt/Inputs/comments.dl": "input of fmt/comments.dl",
+    "lang-tests/sema/fail_arg_count.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_array_literal.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_bad_builtin.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_bad_operand.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_bad_size_binding.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_custom_vjp.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_dim_escapes.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_dim_size.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_dims_differ.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_duplicate_diagnostics.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_duplicate_dim.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_function_value.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_grad_not_scalar.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_if_without_else.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_no_cascade.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_not_a_type.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_not_a_value.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_print_outside_main.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_shadows_dim.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_tuples.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+    "lang-tests/sema/fail_type_mismatch.dl":
+        "CHECK lines name lines and columns ([[@LINE]])",
+}
+LOCATION_RE = re.compile(
+    r"@LINE|\.dl:(\d+|\{\{[^}]*\}\}):|:\d+:\d+\b|\bline \d+|// expect-")
+
+
+def names_positions(root, path):
+    return path.startswith("lang-tests/") and LOCATION_RE.search(
+        (root / path).read_text(encoding="utf-8")) is not None
+
+
+# A benchmark template: `dim n = @N@;` until bench/run.py fills it in.
+TEMPLATE_RE = re.compile(r"@[A-Z][A-Z_0-9]*@")
+
+
+def sources(root):
+    """The .dl files that parse, as paths relative to `root`."""
+    return sorted(
+        str(path.relative_to(root)) for folder in ROOT_FOLDERS
+        for path in (root / folder).rglob("*.dl")
+        if not (path.parent.name == "syntax" and path.name.startswith("fail_"))
+        and not TEMPLATE_RE.search(path.read_text(encoding="utf-8")))
+
+
+# Put before a ```delta block of the docs (as the doc checker's markers
+# are), this leaves it as written: `<!-- unformatted: it shows trailing
+# commas -->`.
+UNFORMATTED_BLOCK_RE = re.compile(r"^\s*<!--\s*unformatted:.*-->\s*$")
+
+
+def doc_blocks(root):
+    """(Markdown file, 0-based index of the block's first line, code) of
+    each ```delta block that the doc checker runs, at the margin, unless
+    marked unformatted."""
+    sys.path.insert(0, str(root / "scripts"))
+    import check_doc_examples  # pylint: disable=import-outside-toplevel
+    paths = [root / "docs", root / "README.md"]
+    for md in check_doc_examples.markdown_files(paths):
+        lines = md.read_text(encoding="utf-8").splitlines()
+        for line, marker, code in check_doc_examples.blocks(md):
+            before = [text for text in lines[:line - 1] if text.strip()]
+            if before and UNFORMATTED_BLOCK_RE.match(before[-1]):
+                continue
+            if marker is None and not lines[line - 1].startswith(" "):
+                yield md, line, code
+
+
+def fmt(dlc, flag, files, cwd):
+    return subprocess.run([dlc, "fmt", *flag, *files], capture_output=True,
+                          text=True, cwd=cwd)
 
 
 def main():
-    dlc, root = sys.argv[1], pathlib.Path(sys.argv[2])
-    files = sorted(
-        str(path) for folder in ("lang-tests", "examples", "stdlib")
-        for path in (root / folder).rglob("*.dl")
-        if not (path.parent.name == "syntax" and path.name.startswith("fail_"))
-    )
-    run = subprocess.run([dlc, "fmt", "--verify", *files], capture_output=True,
-                         text=True)
+    dlc, root = sys.argv[1], pathlib.Path(sys.argv[2]).resolve()
+    write = "--write" in sys.argv[3:]
+    files = sources(root)
+    with tempfile.TemporaryDirectory() as tmp:
+        blocks = list(doc_blocks(root))
+        block_files = []
+        for i, (md, line, code) in enumerate(blocks):
+            path = pathlib.Path(tmp) / f"{md.stem}_{line}_{i}.dl"
+            path.write_text(code, encoding="utf-8")
+            block_files.append(str(path))
+        if write:
+            return write_all(dlc, root, files, blocks, block_files)
+        status = 0
+        verify = fmt(dlc, ["--verify"], files + block_files, root)
+        sys.stdout.write(verify.stdout + verify.stderr)
+        print(f"fmt --verify: {len(files)} files, {len(blocks)} doc blocks, "
+              f"exit status {verify.returncode}")
+        status |= verify.returncode
+        checked = [f for f in files if f not in UNFORMATTED]
+        check = fmt(dlc, ["--check"], checked + block_files, root)
+        out = check.stdout + check.stderr
+        for i, path in enumerate(block_files):
+            md, line, _ = blocks[i]
+            out = out.replace(path, f"{md.relative_to(root)}:{line} (block)")
+        sys.stdout.write(out)
+        print(f"fmt --check: {len(checked)} files "
+              f"({len(files) - len(checked)} left alone), {len(blocks)} doc blocks, "
+              f"exit status {check.returncode}")
+        missing = [f for f in UNFORMATTED if f not in files]
+        for path in missing:
+            print(f"UNFORMATTED names {path}, which is not a source")
+        return status | check.returncode | bool(missing)
+
+
+def write_all(dlc, root, files, blocks, block_files):
+    run = fmt(dlc, [], [
+        f for f in files
+        if f not in UNFORMATTED and not names_positions(root, f)
+    ] + block_files, root)
     sys.stdout.write(run.stdout + run.stderr)
-    print(f"fmt --verify: {len(files)} files, exit status {run.returncode}")
+    # Blocks from the last up, so that earlier blocks keep their lines.
+    for (md, line, code), path in reversed(list(zip(blocks, block_files))):
+        formatted = pathlib.Path(path).read_text(encoding="utf-8")
+        if formatted == code:
+            continue
+        lines = md.read_text(encoding="utf-8").split("\n")
+        count = len(code.rstrip("\n").split("\n"))
+        lines[line:line + count] = formatted.rstrip("\n").split("\n")
+        md.write_text("\n".join(lines), encoding="utf-8")
     return run.returncode
 
 
