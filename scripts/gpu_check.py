@@ -115,6 +115,9 @@ def check(dlc, path, text):
     unsupported = re.search(r"^//\s*UNSUPPORTED:(.*)$", text, re.M)
     if unsupported and "overcommit" in unsupported.group(1) and overcommits():
         return "skip", ""
+    # A sharded program runs on CPUs for now (docs/distributed.md).
+    if re.search(r"^\s*@shard\s+dim", text, re.M):
+        return "skip", ""
     # Compile errors are the same whatever the target.
     if run([dlc, "build", "--emit=ir", path, "-o", os.devnull], folder)[0]:
         return "skip", ""

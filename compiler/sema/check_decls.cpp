@@ -243,9 +243,7 @@ std::vector<const Type*> Checker::DeclareTypeParams(ast::FnDecl* decl,
   return params;
 }
 
-void Checker::CheckStructDecl(StructInfo* info, const Scope* module_scope) {
-  Scope* scope = NewScope(module_scope);
-  info->size_params = DeclareSizeParams(info->decl->size_params, scope);
+void Checker::CheckStructDecl(StructInfo* info, Scope* scope) {
   for (const ast::FieldDecl& field : info->decl->fields) {
     if (llvm::is_contained(info->field_names, field.name.name)) {
       Error(DiagKind::DuplicateField, field.name.span,
@@ -562,9 +560,17 @@ void Checker::CheckModule(ModuleInfo* module) {
       const_cast<DimInfo*>(dim->symbol->dim)->constant_size = *size;
     }
   }
+  // Every struct's size parameters first: a field may name a struct
+  // declared further down (`l1: Dense[feat, hidden]`).
+  std::vector<std::pair<StructInfo*, Scope*>> structs;
   for (ast::Decl* decl : module->ast->decls)
-    if (auto* s = llvm::dyn_cast<ast::StructDecl>(decl); s && s->symbol)
-      CheckStructDecl(s->symbol->struct_info, module->scope);
+    if (auto* s = llvm::dyn_cast<ast::StructDecl>(decl); s && s->symbol) {
+      StructInfo* info = s->symbol->struct_info;
+      Scope* scope = NewScope(module->scope);
+      info->size_params = DeclareSizeParams(info->decl->size_params, scope);
+      structs.emplace_back(info, scope);
+    }
+  for (auto [info, scope] : structs) CheckStructDecl(info, scope);
   for (ast::Decl* decl : module->ast->decls)
     if (auto* fn = llvm::dyn_cast<ast::FnDecl>(decl); fn && fn->symbol)
       CheckFnSignature(fn->symbol->fn);

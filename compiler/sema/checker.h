@@ -320,7 +320,7 @@ class Checker {
   void CheckFnBody(FnInfo* fn);
   void CheckMainSignature(ast::FnDecl* decl);
   void CheckFileExtent(ast::CallExpr* call, Context& context);
-  void CheckStructDecl(StructInfo* info, const Scope* scope);
+  void CheckStructDecl(StructInfo* info, Scope* scope);
   // After `field` of `info` is resolved: a struct that holds itself,
   // directly or through tuples, arrays or other structs, is an error, and
   // the field that closes the cycle becomes an error type.

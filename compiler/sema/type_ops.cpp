@@ -320,7 +320,10 @@ DimSet Checker::AllDims(const Type* type) {
       DimSet dims = type->dims;
       const StructInfo* info = type->struct_info;
       DimMap map;
-      for (size_t i = 0; i < info->size_params.size(); ++i)
+      // A struct named before its declaration is checked has no
+      // arguments or field types yet (an error is reported elsewhere).
+      for (size_t i = 0;
+           i < info->size_params.size() && i < type->struct_args.size(); ++i)
         map[info->size_params[i]] = type->struct_args[i];
       for (const Type* field : info->field_types)
         dims = dims.Union(AllDims(Substitute(field, map)));

@@ -197,8 +197,15 @@ Op* CloneOp(ir::Builder& builder, const Op& op, CloneMap& map) {
 bool HasEffects(const Op& op) {
   const ir::OpInfo& info = ir::InfoOf(op.kind);
   if (info.Has(ir::kEffect) || info.Has(ir::kMayFail)) return true;
-  if (info.Has(ir::kFailsOnIntegers))
-    return !ir::IsFloat(op.results[0]->type.elem);
+  if (info.Has(ir::kFailsOnIntegers)) {
+    if (ir::IsFloat(op.results[0]->type.elem)) return false;
+    // Only a zero divisor fails: a constant other than 0 (and -1, whose
+    // quotient of the smallest integer overflows) cannot, so an unused
+    // `i % 7` over a huge dim is dead code, not a loop to run.
+    const Op* divisor = op.operands[1]->def;
+    return divisor == nullptr || divisor->kind != OpKind::Const ||
+           divisor->int_value == 0 || divisor->int_value == -1;
+  }
   // A conversion to an index checks its range.
   return op.kind == OpKind::Convert &&
          op.results[0]->type.elem == ir::ElemKind::Index;

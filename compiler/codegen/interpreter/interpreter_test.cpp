@@ -1030,6 +1030,27 @@ TEST_CASE("every binary libm op computes the C library's function") {
   }
 }
 
+TEST_CASE("collectives of a sharded dim on one process") {
+  // Without mpirun a sharded program is one process: the whole dim is its
+  // block (lang-tests/distributed/ runs 2 and 3 processes).
+  Fixture t;
+  Dim* a = t.module.AddDim("a", 3);
+  a->sharded = true;
+  a->global_constant = a->constant;
+  a->constant.reset();
+  Value* x = t.Param(F32({a}));
+  Op* largest = t.b.Create(OpKind::Allreduce,
+                           {t.b.Reduce(ReduceKind::Max, x, {a})}, {F32()});
+  largest->reduce = ReduceKind::Max;
+  Op* before = t.b.Create(OpKind::Exscan, {x}, {F32({a})});
+  Op* offset = t.b.Create(OpKind::ShardOffset, {}, {I64()});
+  offset->dims = {a};
+  CHECK(t.Run({largest->result(), before->result(), offset->result(),
+               t.b.Size(a)},
+              {Tensor::FloatArray(ElemKind::F32, {a}, {3}, {1, 5, 2})}) ==
+        std::vector<std::string>{"5", "[a=3] [0, 0, 0]", "0", "3"});
+}
+
 TEST_CASE("every op in ops.def is executed by some test") {
   std::vector<OpKind> kinds = {
 #define DELTA_OP(Name, ...) OpKind::Name,

@@ -638,6 +638,28 @@ void BuildExample(Module& module, OpKind kind) {
       printed.push_back(read->result());
       break;
     }
+    case OpKind::Allreduce:
+    case OpKind::Exscan: {
+      // One process: allreduce gives x, exscan zeros (the multi-process
+      // runs are lang-tests/distributed/).
+      Op* collective = b.Create(kind, {x}, {x->type});
+      collective->reduce = ReduceKind::Max;
+      printed.push_back(collective->result());
+      break;
+    }
+    case OpKind::ShardOffset: {
+      // A sharded dim after the distribute step: its size is global.
+      Dim* s = module.AddDim("s", 5);
+      s->sharded = true;
+      s->global_constant = s->constant;
+      s->constant.reset();
+      Op* offset = b.Create(kind, {}, {Type{ElemKind::I64, nullptr, {}}});
+      offset->dims = {s};
+      printed.push_back(offset->result());
+      printed.push_back(b.Size(s));
+      printed.push_back(Ramp(b, {s}));
+      break;
+    }
     case OpKind::Print:
     case OpKind::Yield:
     case OpKind::Return:
