@@ -212,18 +212,6 @@ int32_t RunGuarded(Guard& guard, const GuardedCall& call) {
   return guard.status;
 }
 
-int64_t ElemSize(int64_t elem) {
-  switch (elem) {
-    case DELTA_ELEM_F32:
-    case DELTA_ELEM_I32:
-      return 4;
-    case DELTA_ELEM_BOOL:
-      return 1;
-    default:
-      return 8;
-  }
-}
-
 // DLPack v0.6's DLTensor, mirrored so that the runtime builds without
 // dlpack.h; the layout has been stable since v0.6 (docs/embedding.md).
 struct DlTensor {
@@ -456,7 +444,7 @@ class Invocation {
     bool rotation = split > 0;
     for (int64_t k = 0; k < leaf.rank; ++k)
       rotation &= leaf.canonical_order[k] == (split + k) % leaf.rank;
-    int64_t elem_size = ElemSize(leaf.elem);
+    int64_t elem_size = delta_elem_bytes(leaf.elem);
     if (!canonical && rotation && (elem_size == 4 || elem_size == 8)) {
       rows = cols = 1;
       for (int64_t w = 0; w < leaf.rank; ++w)
@@ -548,7 +536,7 @@ class Invocation {
                     : LeafAddress(leaf, ok);
         if (!ok) return false;
         std::memcpy(&params_[i], address,
-                    static_cast<size_t>(ElemSize(leaf.elem)));
+                    static_cast<size_t>(delta_elem_bytes(leaf.elem)));
         continue;
       }
       if (!ReadArray(leaf, arrays[i])) return false;
@@ -613,7 +601,7 @@ class Invocation {
       canonical = array.data;
       return true;
     }
-    int64_t elem_size = ElemSize(leaf.elem);
+    int64_t elem_size = delta_elem_bytes(leaf.elem);
     canonical = static_cast<char*>(Allocate(Count(leaf) * elem_size));
     if (canonical == nullptr) return false;
     CopyStrided(canonical, strides.data(), array.data, user_strides.data(),
@@ -684,7 +672,7 @@ class Invocation {
     for (int64_t i = 0; i < entry_.num_results; ++i)
       if (entry_.results[i].rank > 0)
         result_bytes[static_cast<size_t>(i)] =
-            Count(entry_.results[i]) * ElemSize(entry_.results[i].elem);
+            Count(entry_.results[i]) * delta_elem_bytes(entry_.results[i].elem);
     Guard guard;
     // Note [Results written in place] in docs/gpu.md: a canonical device
     // result that overlaps no device input and no other result may be
@@ -734,7 +722,7 @@ class Invocation {
   }
 
   void WriteResult(const DeltaAbiLeaf& leaf, Output& output, uint64_t value) {
-    int64_t elem_size = ElemSize(leaf.elem);
+    int64_t elem_size = delta_elem_bytes(leaf.elem);
     if (leaf.rank == 0) {
       std::memcpy(output.array.data, &value, static_cast<size_t>(elem_size));
       return;

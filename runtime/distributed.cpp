@@ -14,6 +14,9 @@
 #include "runtime/runtime.h"
 
 #ifdef DELTA_HAVE_MPI
+// The C API only: MPI's C++ bindings (deprecated) do not build warning-free.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 
@@ -24,18 +27,6 @@ int32_t processes = 1;
 // The process that prints and writes files: 0, or DELTA_SHARD_ROOT (tests
 // use it to see that every process holds the same replicated values).
 int32_t root = 0;
-
-int64_t ElemBytes(int32_t elem) {
-  switch (elem) {
-    case DELTA_ELEM_F32:
-    case DELTA_ELEM_I32:
-      return 4;
-    case DELTA_ELEM_BOOL:
-      return 1;
-    default:
-      return 8;
-  }
-}
 
 #ifdef DELTA_HAVE_MPI
 bool active = false;  // MPI initialized here, with more than one process
@@ -177,7 +168,7 @@ void delta_shard_allreduce(int32_t elem, int32_t combine, void* data,
   auto* bytes = static_cast<char*>(data);
   for (int64_t done = 0; done < count; done += kMaxPiece) {
     int piece = static_cast<int>(std::min(kMaxPiece, count - done));
-    MPI_Allreduce(MPI_IN_PLACE, bytes + done * ElemBytes(elem), piece,
+    MPI_Allreduce(MPI_IN_PLACE, bytes + done * delta_elem_bytes(elem), piece,
                   TypeOf(elem), OpOf(combine), comm);
   }
 #else
@@ -186,7 +177,7 @@ void delta_shard_allreduce(int32_t elem, int32_t combine, void* data,
 }
 
 void delta_shard_exscan_sum(int32_t elem, void* data, int64_t count) {
-  int64_t bytes = count * ElemBytes(elem);
+  int64_t bytes = count * delta_elem_bytes(elem);
 #ifdef DELTA_HAVE_MPI
   if (active) {
     std::vector<char> mine(static_cast<char*>(data),
@@ -194,7 +185,7 @@ void delta_shard_exscan_sum(int32_t elem, void* data, int64_t count) {
     auto* out = static_cast<char*>(data);
     for (int64_t done = 0; done < count; done += kMaxPiece) {
       int piece = static_cast<int>(std::min(kMaxPiece, count - done));
-      int64_t at = done * ElemBytes(elem);
+      int64_t at = done * delta_elem_bytes(elem);
       MPI_Exscan(mine.data() + at, out + at, piece, TypeOf(elem), MPI_SUM,
                  comm);
     }
@@ -273,7 +264,7 @@ Whole GatherWhole(int32_t kind, const void* data, int64_t dims,
     if (d < sharded_dim) outer *= sizes[d];
     if (d > sharded_dim) inner *= sizes[d];
   }
-  int64_t bytes = ElemBytes(kind);
+  int64_t bytes = delta_elem_bytes(kind);
   if (delta_shard_is_root())
     whole.data.resize(static_cast<size_t>(outer * global * inner * bytes));
   delta_shard_gather(bytes, data, outer, global, inner, whole.data.data());

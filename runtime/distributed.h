@@ -41,7 +41,8 @@ int32_t delta_shard_is_root(void);
 int64_t delta_shard_extent(int64_t global);
 int64_t delta_shard_offset(int64_t global);
 
-/* The op of a collective: the reductions of the language. */
+/* The op of a collective: the reductions of the language, in the order of
+   the compiler's ir::ReduceKind. */
 enum {
   DELTA_COMBINE_SUM = 0,
   DELTA_COMBINE_PROD = 1,

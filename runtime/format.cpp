@@ -31,18 +31,6 @@ void AppendInteger(DeltaBuffer* buffer, int64_t value) {
   delta_buffer_append(buffer, text, static_cast<size_t>(result.ptr - text));
 }
 
-size_t ElemBytes(int elem_kind) {
-  switch (elem_kind) {
-    case DELTA_ELEM_F32:
-    case DELTA_ELEM_I32:
-      return 4;
-    case DELTA_ELEM_BOOL:
-      return 1;
-    default:
-      return 8;
-  }
-}
-
 // Appends the elements of the dims from `level` on, advancing `element`.
 // The elements at `offset` of dims `level` and after; with `edge` >= 0, a
 // dim longer than 2 * edge shows its first and last `edge` entries around
@@ -51,9 +39,8 @@ void AppendNested(DeltaBuffer* buffer, int elem_kind, const char* data,
                   int64_t rank, const int64_t* shape, int64_t level,
                   int64_t offset, int64_t edge) {
   if (level == rank) {
-    delta_format_scalar(
-        buffer, elem_kind,
-        data + offset * static_cast<int64_t>(ElemBytes(elem_kind)));
+    delta_format_scalar(buffer, elem_kind,
+                        data + offset * delta_elem_bytes(elem_kind));
     return;
   }
   int64_t stride = 1;
@@ -86,6 +73,18 @@ int64_t PrintThreshold() {
 }  // namespace
 
 extern "C" {
+
+int64_t delta_elem_bytes(int32_t elem) {
+  switch (elem) {
+    case DELTA_ELEM_F32:
+    case DELTA_ELEM_I32:
+      return 4;
+    case DELTA_ELEM_BOOL:
+      return 1;
+    default:
+      return 8;
+  }
+}
 
 int delta_element_count(int64_t rank, const int64_t* sizes, int64_t* count) {
   if (rank < 0) return -1;

@@ -34,6 +34,10 @@ enum {
 // zero size makes the product 0, whatever the others).
 int delta_element_count(int64_t rank, const int64_t* sizes, int64_t* count);
 
+// The bytes of one element of kind `elem` (DELTA_ELEM_*) in memory: 4, 8,
+// or 1 for a bool.
+int64_t delta_elem_bytes(int32_t elem);
+
 // A growable text buffer; zero-initialize it, free it with
 // delta_buffer_free. `data` is NUL-terminated whenever size > 0. After an
 // allocation failure `failed` is set and further appends do nothing.

@@ -183,18 +183,6 @@ void StoreElement(void* out, int64_t i, int32_t kind, double as_float,
   }
 }
 
-int ElemBytes(int32_t kind) {
-  switch (kind) {
-    case DELTA_ELEM_F32:
-    case DELTA_ELEM_I32:
-      return 4;
-    case DELTA_ELEM_BOOL:
-      return 1;
-    default:
-      return 8;
-  }
-}
-
 const char* Descr(int32_t kind) {
   switch (kind) {
     case DELTA_ELEM_F32:
@@ -383,7 +371,7 @@ void Write(const char* path, int32_t kind, const void* data, int64_t rank,
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  int bytes = ElemBytes(kind);
+  int bytes = static_cast<int>(delta_elem_bytes(kind));
   // The element of file position p is read from memory: walk the file in
   // C order with the memory strides of its axes.
   std::vector<int64_t> memory_strides(static_cast<size_t>(rank));

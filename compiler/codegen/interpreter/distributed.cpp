@@ -7,22 +7,12 @@
 #include "runtime/format.h"
 
 namespace delta::interpreter {
-namespace {
 
-int32_t CombineOf(ir::ReduceKind kind) {
-  switch (kind) {
-    case ir::ReduceKind::Prod:
-      return DELTA_COMBINE_PROD;
-    case ir::ReduceKind::Max:
-      return DELTA_COMBINE_MAX;
-    case ir::ReduceKind::Min:
-      return DELTA_COMBINE_MIN;
-    default:
-      return DELTA_COMBINE_SUM;
-  }
-}
-
-}  // namespace
+// The runtime's DELTA_COMBINE_* follow the IR's reduction kinds.
+static_assert(DELTA_COMBINE_SUM == int(ir::ReduceKind::Sum) &&
+              DELTA_COMBINE_PROD == int(ir::ReduceKind::Prod) &&
+              DELTA_COMBINE_MAX == int(ir::ReduceKind::Max) &&
+              DELTA_COMBINE_MIN == int(ir::ReduceKind::Min));
 
 Error Evaluator::RunCollective(const Op& op) {
   if (op.kind == OpKind::ShardOffset) {
@@ -39,7 +29,7 @@ Error Evaluator::RunCollective(const Op& op) {
   int32_t elem = floats ? DELTA_ELEM_F64 : DELTA_ELEM_I64;
   auto count = static_cast<int64_t>(result.NumElements());
   if (op.kind == OpKind::Allreduce)
-    delta_shard_allreduce(elem, CombineOf(op.reduce), data, count);
+    delta_shard_allreduce(elem, static_cast<int32_t>(op.reduce), data, count);
   else
     delta_shard_exscan_sum(elem, data, count);
   if (result.elem == ElemKind::F32)

@@ -5,22 +5,12 @@
 #include "runtime/distributed.h"
 
 namespace delta::codegen {
-namespace {
 
-int32_t CombineOf(ir::ReduceKind kind) {
-  switch (kind) {
-    case ir::ReduceKind::Prod:
-      return DELTA_COMBINE_PROD;
-    case ir::ReduceKind::Max:
-      return DELTA_COMBINE_MAX;
-    case ir::ReduceKind::Min:
-      return DELTA_COMBINE_MIN;
-    default:
-      return DELTA_COMBINE_SUM;
-  }
-}
-
-}  // namespace
+// The runtime's DELTA_COMBINE_* follow the IR's reduction kinds.
+static_assert(DELTA_COMBINE_SUM == int(ir::ReduceKind::Sum) &&
+              DELTA_COMBINE_PROD == int(ir::ReduceKind::Prod) &&
+              DELTA_COMBINE_MAX == int(ir::ReduceKind::Max) &&
+              DELTA_COMBINE_MIN == int(ir::ReduceKind::Min));
 
 llvm::Value* FunctionEmitter::CallShard(llvm::StringRef name,
                                         llvm::Type* result,
@@ -65,7 +55,8 @@ void FunctionEmitter::EmitCollective(const ir::Op& op) {
   llvm::Value* count = ElementCount(type.dims);
   if (op.kind == ir::OpKind::Allreduce)
     CallShard("delta_shard_allreduce", builder_.getVoidTy(),
-              {kind, builder_.getInt32(CombineOf(op.reduce)), data, count});
+              {kind, builder_.getInt32(static_cast<int32_t>(op.reduce)), data,
+               count});
   else
     CallShard("delta_shard_exscan_sum", builder_.getVoidTy(),
               {kind, data, count});
