@@ -6,8 +6,8 @@ of docs/ and README.md that scripts/check_doc_examples.py checks.
 
 1. `dlc fmt --verify` on all of them: formatting keeps the AST (same dump),
    is idempotent and keeps every comment.
-2. `dlc fmt --check` on all of them but those in UNFORMATTED: each is
-   already in the canonical style.
+2. `dlc fmt --check` on all of them: each is already in the canonical
+   style.
 
 Usage: verify_all.py PATH/TO/dlc SOURCE_ROOT [--write]
 With --write, formats them instead (files in place, blocks in their
@@ -20,58 +20,11 @@ import tempfile
 
 ROOT_FOLDERS = ("lang-tests", "examples", "stdlib", "bench")
 
-# Sources left as they are, each with the reason: the inputs of the
-# formatter's own tests, and lang-tests whose expectations name source
-# positions, which formatting would move their code away from. (--write
-# also skips every test that names positions, LOCATION_RE: one already
-# formatted is checked, never rewritten.)
-UNFORMATTED = {
-    "lang-tests/fmt/Inputs/messy.dl": "input of fmt/format.dl, messy on purpose",
-    "lang-tests/fmt/Inputs/wide.dl": "input of fmt/width.dl, too wide on purpose",
-    "lang-tests/fmt/Inputs/comments.dl": "input of fmt/comments.dl",
-    "lang-tests/sema/fail_arg_count.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_array_literal.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_bad_builtin.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_bad_operand.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_bad_size_binding.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_custom_vjp.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_dim_escapes.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_dim_size.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_dims_differ.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_duplicate_diagnostics.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_duplicate_dim.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_function_value.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_grad_not_scalar.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_if_without_else.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_no_cascade.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_not_a_type.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_not_a_value.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_print_outside_main.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_shadows_dim.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_tuples.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-    "lang-tests/sema/fail_type_mismatch.dl":
-        "CHECK lines name lines and columns ([[@LINE]])",
-}
+# Every source is checked. (The inputs of the formatter's own tests are
+# lang-tests/fmt/Inputs/*.dl.in: data, messy on purpose, not sources.)
+# --write skips the lang-tests that name source positions (LOCATION_RE):
+# formatting would move their code away from the lines their CHECKs name,
+# so such a test is formatted by hand, its CHECKs re-pointed, then checked.
 LOCATION_RE = re.compile(
     r"@LINE|\.dl:(\d+|\{\{[^}]*\}\}):|:\d+:\d+\b|\bline \d+|// expect-")
 
@@ -141,26 +94,20 @@ def main():
         print(f"fmt --verify: {len(files)} files, {len(blocks)} doc blocks, "
               f"exit status {verify.returncode}")
         status |= verify.returncode
-        checked = [f for f in files if f not in UNFORMATTED]
-        check = fmt(dlc, ["--check"], checked + block_files, root)
+        check = fmt(dlc, ["--check"], files + block_files, root)
         out = check.stdout + check.stderr
         for i, path in enumerate(block_files):
             md, line, _ = blocks[i]
             out = out.replace(path, f"{md.relative_to(root)}:{line} (block)")
         sys.stdout.write(out)
-        print(f"fmt --check: {len(checked)} files "
-              f"({len(files) - len(checked)} left alone), {len(blocks)} doc blocks, "
+        print(f"fmt --check: {len(files)} files, {len(blocks)} doc blocks, "
               f"exit status {check.returncode}")
-        missing = [f for f in UNFORMATTED if f not in files]
-        for path in missing:
-            print(f"UNFORMATTED names {path}, which is not a source")
-        return status | check.returncode | bool(missing)
+        return status | check.returncode
 
 
 def write_all(dlc, root, files, blocks, block_files):
     run = fmt(dlc, [], [
-        f for f in files
-        if f not in UNFORMATTED and not names_positions(root, f)
+        f for f in files if not names_positions(root, f)
     ] + block_files, root)
     sys.stdout.write(run.stdout + run.stderr)
     # Blocks from the last up, so that earlier blocks keep their lines.
