@@ -190,6 +190,8 @@ int32_t RunGuarded(Guard& guard, const GuardedCall& call) {
   // No op of this call has run yet: an error before one (no device) has
   // no location, not the last call's.
   delta_set_location(nullptr, 0, 0, nullptr);
+  // A failure skips the leave_call of the calls it unwinds.
+  int32_t call_depth = delta_call_depth();
   if (setjmp(guard.jump) == 0) {
     if (call.device != nullptr) {
       call.device->enter(call.session);
@@ -206,6 +208,7 @@ int32_t RunGuarded(Guard& guard, const GuardedCall& call) {
     }
   }
   delta_set_fail_handler(nullptr, nullptr);
+  delta_set_call_depth(call_depth);
   current_guard = nullptr;
   if (call.device != nullptr)
     call.device->leave(call.session, guard.status != DELTA_STATUS_OK);

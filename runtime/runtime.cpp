@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -128,6 +129,34 @@ thread_local int32_t location_column = 0;
 thread_local const char* location_chain = nullptr;
 thread_local void* fail_user = nullptr;
 
+// delta_enter_call's: the calls running on this thread, a ring of the
+// innermost kMaxCallFrames (call k in call_frames[k % kMaxCallFrames]).
+struct CallFrame {
+  const char* callee;
+  const char* call_site;
+};
+constexpr int32_t kMaxCallFrames = 64;
+thread_local CallFrame call_frames[kMaxCallFrames];
+thread_local int32_t call_depth = 0;
+
+// The chain of calls of an error at FILE:LINE:COLUMN (Note [Call chains]
+// in compiler/ir/ir.cpp): the inlined calls' `chain` (may be null), then
+// the calls running on this thread, innermost first.
+void PrintCallChain(const char* file, int line, int column, const char* chain) {
+  if (chain != nullptr) std::fputs(chain, stderr);
+  if (call_depth <= 0) return;
+  int32_t innermost = call_depth - 1;
+  int32_t outermost = std::max(0, call_depth - kMaxCallFrames);
+  if (chain == nullptr)
+    std::fprintf(stderr, "  in %s at %s:%d:%d\n",
+                 call_frames[innermost % kMaxCallFrames].callee, file, line,
+                 column);
+  for (int32_t k = innermost; k >= outermost; --k)
+    std::fputs(call_frames[k % kMaxCallFrames].call_site, stderr);
+  if (outermost > 0)
+    std::fprintf(stderr, "  (and %d outer calls)\n", outermost);
+}
+
 }  // namespace
 
 extern "C" {
@@ -182,6 +211,17 @@ void delta_set_location(const char* file, int32_t line, int32_t column,
   location_chain = chain;
 }
 
+void delta_enter_call(const char* callee, const char* call_site) {
+  call_frames[call_depth % kMaxCallFrames] = {callee, call_site};
+  ++call_depth;
+}
+
+void delta_leave_call(void) { --call_depth; }
+
+int32_t delta_call_depth(void) { return call_depth; }
+
+void delta_set_call_depth(int32_t depth) { call_depth = depth; }
+
 void delta_fail(const char* file, int line, int column, const char* message) {
   if (file == nullptr && location_file != nullptr) {
     file = location_file;
@@ -204,7 +244,7 @@ void delta_fail(const char* file, int line, int column, const char* message) {
     std::fprintf(stderr, "%s:%d:%d: error: %s\n", file, line, column, message);
     std::string excerpt = delta::runtime::SourceExcerpt(file, line, column);
     std::fputs(excerpt.c_str(), stderr);
-    if (chain != nullptr) std::fputs(chain, stderr);
+    PrintCallChain(file, line, column, chain);
   } else
     std::fprintf(stderr, "error: %s\n", message);
   std::fflush(stderr);

@@ -43,6 +43,18 @@ void delta_get_fail_handler(DeltaFailHandler* handler, void** user);
    an error at this very location. */
 void delta_set_location(const char* file, int32_t line, int32_t column,
                         const char* chain);
+/* Where calls are not inlined (-O0), generated code brackets each call of a
+   Delta function with these, so that a run-time error shows the chain of
+   calls still running: `callee` is the called function's name, `call_site`
+   its line of the chain ("  called from main at a.dl:7:3\n"). Both are
+   static strings. */
+void delta_enter_call(const char* callee, const char* call_site);
+void delta_leave_call(void);
+/* How many calls are running on this thread, and a reset to an earlier
+   count: a guard that catches a failure (runtime/context.cpp) restores it,
+   since the failed calls never return. */
+int32_t delta_call_depth(void);
+void delta_set_call_depth(int32_t depth);
 #ifdef __cplusplus
 [[noreturn]]
 #else

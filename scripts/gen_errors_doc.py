@@ -64,9 +64,10 @@ model.dl:4:27: error: index 4 is out of range for dim feat of size 4
   called from main at model.dl:9:9
 ```
 
-The chain is what inlining recorded at each call it replaced, so it is
-there at `-O1` and above (the default is `-O2`); at `-O0` calls stay calls
-and the error shows only the failing line.
+The chain is the same at every `-O` level, in compiled code and in the
+interpreter: at `-O1` and above (the default is `-O2`) it is what inlining
+recorded at each call it replaced; at `-O0`, where calls stay calls, each
+call is on a stack of running calls while it runs.
 """
 
 

@@ -117,20 +117,43 @@ Dim* Function::CopyDim(const Dim& dim, std::string name) {
 // Note [Call chains]: calls are inlined before code is generated, so a
 // failing op no longer knows whose body it came from; inline_calls appends
 // each call site it inlines through to the copied ops' locations, and both
-// the interpreter and compiled code print this text after the error.
-std::string CallChainText(const Loc& loc) {
-  if (!loc.inlined_at || loc.inlined_at->empty()) return "";
-  auto at = [](const std::string& file, unsigned line, unsigned column) {
-    return " at " + file + ":" + std::to_string(line) + ":" +
-           std::to_string(column) + "\n";
-  };
-  std::string text = "  in " + loc.inlined_at->front().callee +
-                     at(loc.file, loc.line, loc.column);
+// the interpreter and compiled code print this text after the error. At
+// -O0 calls stay calls: each one is pushed on a stack of running calls
+// (the interpreter's ActiveCall, the runtime's delta_enter_call) and the
+// chain is read from that stack; the text is the same.
+namespace {
+
+std::string AtText(const std::string& file, unsigned line, unsigned column) {
+  return " at " + file + ":" + std::to_string(line) + ":" +
+         std::to_string(column) + "\n";
+}
+
+}  // namespace
+
+std::string CalledFromText(const CallSite& site) {
+  return "  called from " + site.caller +
+         AtText(site.file, site.line, site.column);
+}
+
+CallSite SiteOfCall(const Op& call, const Function& caller) {
+  // A call that was itself inlined names its original caller.
+  const std::vector<CallSite>* outer = call.loc.inlined_at.get();
+  return {call.callee ? call.callee->name : "",
+          outer ? outer->front().callee : caller.name, call.loc.file,
+          call.loc.line, call.loc.column};
+}
+
+std::string CallChainText(const Loc& loc, llvm::ArrayRef<CallSite> active) {
+  std::vector<CallSite> sites;
+  if (loc.inlined_at) sites = *loc.inlined_at;
+  sites.insert(sites.end(), active.begin(), active.end());
+  if (sites.empty()) return "";
+  std::string text =
+      "  in " + sites.front().callee + AtText(loc.file, loc.line, loc.column);
   bool shown = false;
-  for (const CallSite& site : *loc.inlined_at) {
+  for (const CallSite& site : sites) {
     if (site.line == 0) continue;  // a call the compiler made
-    text +=
-        "  called from " + site.caller + at(site.file, site.line, site.column);
+    text += CalledFromText(site);
     shown = true;
   }
   return shown ? text : "";

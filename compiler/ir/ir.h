@@ -150,8 +150,15 @@ struct Loc {
 
 // The chain of calls under a run-time error at `loc`, one line each
 // ("  in f at a.dl:3:9", "  called from main at a.dl:7:3"), or "" for an
-// op that was not inlined. The interpreter and compiled code print the same.
-std::string CallChainText(const Loc& loc);
+// op that was not inlined and runs in no call. `active` holds the calls
+// still running when calls are not inlined (-O0), innermost first. The
+// interpreter and compiled code print the same.
+std::string CallChainText(const Loc& loc, llvm::ArrayRef<CallSite> active = {});
+// One line of such a chain: "  called from main at a.dl:7:3\n".
+std::string CalledFromText(const CallSite& site);
+// The site of `call` (an op of `caller`) for the chain: what inlining
+// records, and what a call that is not inlined pushes at run time.
+CallSite SiteOfCall(const Op& call, const Function& caller);
 
 // An SSA value: the result of an op or an argument of a block.
 class Value {

@@ -43,6 +43,15 @@ using DimMap = llvm::DenseMap<const Dim*, const Dim*>;
 // "FILE:LINE:COL: error: MESSAGE" (without a valid `loc`, "error: MESSAGE"),
 // the interpreter's run-time error.
 Error LocatedError(const Loc& loc, const std::string& message);
+// A call that runs without being inlined (-O0), for the chain of calls of
+// the errors inside it (Note [Call chains]); calls nest on one thread.
+class ActiveCall {
+ public:
+  explicit ActiveCall(ir::CallSite site);
+  ~ActiveCall();
+  ActiveCall(const ActiveCall&) = delete;
+  ActiveCall& operator=(const ActiveCall&) = delete;
+};
 // A located error for IR that the interpreter does not expect.
 Error InternalError(const Op& op, const std::string& message);
 
@@ -164,6 +173,7 @@ class Evaluator {
   Error SetResults(const Op& op, std::vector<Tensor> results);
 
   Interpreter& interpreter_;
+  const Function* function_ = nullptr;  // the function this call runs
   // Node-based, so that a reference to a value stays valid while regions
   // add values (a loop holds its bounds while running its body).
   std::unordered_map<const Value*, Tensor> values_;

@@ -69,7 +69,16 @@ Tensor SlotValue(ElemKind elem, uint64_t slot) {
   return Tensor::Int(ElemKind::I64, value);
 }
 
+// The running calls that were not inlined, outermost first.
+thread_local std::vector<ir::CallSite> active_calls;
+
 }  // namespace
+
+ActiveCall::ActiveCall(ir::CallSite site) {
+  active_calls.push_back(std::move(site));
+}
+
+ActiveCall::~ActiveCall() { active_calls.pop_back(); }
 
 Error LocatedError(const Loc& loc, const std::string& message) {
   std::string prefix = "error: ";
@@ -77,7 +86,9 @@ Error LocatedError(const Loc& loc, const std::string& message) {
     prefix = loc.file + ":" + std::to_string(loc.line) + ":" +
              std::to_string(loc.column) + ": error: ";
   // The chain of calls follows on its own lines (Note [Call chains]).
-  std::string chain = ir::CallChainText(loc);
+  std::vector<ir::CallSite> innermost_first(active_calls.rbegin(),
+                                            active_calls.rend());
+  std::string chain = ir::CallChainText(loc, innermost_first);
   if (!chain.empty()) chain = "\n" + chain.substr(0, chain.size() - 1);
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  prefix + message + chain);
@@ -214,6 +225,7 @@ Expected<std::vector<Tensor>> Interpreter::Call(const Function& function,
 
 Expected<std::vector<Tensor>> Evaluator::Call(const Function& function,
                                               std::vector<Tensor> args) {
+  function_ = &function;
   size_t sizes = function.size_params.size();
   if (args.size() != sizes + function.params.size() ||
       function.dims.size() < sizes)

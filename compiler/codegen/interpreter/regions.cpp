@@ -139,6 +139,7 @@ Error Evaluator::RunCall(const Op& op) {
     if (!arg) return arg.takeError();
     args.push_back(std::move(*arg));
   }
+  ActiveCall active(ir::SiteOfCall(op, *function_));
   auto results = interpreter_.Call(*callee, std::move(args), op.loc);
   if (!results) return results.takeError();
   if (results->size() != op.results.size())

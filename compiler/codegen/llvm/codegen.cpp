@@ -130,6 +130,13 @@ void DeclareRuntime(ModuleContext& context) {
       llvm::cast<llvm::Function>(context.set_location.getCallee());
   set_location->addFnAttr(llvm::Attribute::WillReturn);
   set_location->setMemoryEffects(llvm::MemoryEffects::inaccessibleMemOnly());
+  context.enter_call = declare("delta_enter_call", void_type, {ptr, ptr});
+  context.leave_call = declare("delta_leave_call", void_type, {});
+  for (auto* callee : {&context.enter_call, &context.leave_call}) {
+    auto* function = llvm::cast<llvm::Function>(callee->getCallee());
+    function->addFnAttr(llvm::Attribute::WillReturn);
+    function->setMemoryEffects(llvm::MemoryEffects::inaccessibleMemOnly());
+  }
 }
 
 // The C entry point of an executable (and of `dlc run`'s JIT): parses the

@@ -270,7 +270,19 @@ void FunctionEmitter::EmitCall(const ir::Op& op) {
   std::vector<llvm::Value*> copies;
   for (const ir::Value* operand : op.operands)
     args.push_back(CanonicalTemporary(operand->type, Get(operand), copies));
+  // A call that is not inlined (-O0) is on the runtime's stack of calls
+  // while it runs, for the chain of calls of its errors (Note [Call chains]).
+  // A call the compiler made (no location) shows no line of its own.
+  bool tracked = module_.enter_call.getCallee() != nullptr;
+  if (tracked) {
+    std::string site = op.loc.IsValid()
+                           ? ir::CalledFromText(ir::SiteOfCall(op, function_))
+                           : "";
+    builder_.CreateCall(module_.enter_call, {module_.String(op.callee->name),
+                                             module_.String(site)});
+  }
   llvm::Value* call = builder_.CreateCall(callee, args);
+  if (tracked) builder_.CreateCall(module_.leave_call, {});
   for (llvm::Value* copy : copies) Free(copy);
   for (unsigned i = 0; i < op.results.size(); ++i) {
     llvm::Value* result =

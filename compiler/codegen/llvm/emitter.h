@@ -78,8 +78,9 @@ struct ModuleContext {
   llvm::FunctionCallee alloc, free, fail, fail_format;
   llvm::FunctionCallee print_begin, print_text, print_value, print_end;
   llvm::FunctionCallee read_npy, write_npy, parallel_for;
-  // delta_set_location (host modules only: null in kernel modules).
-  llvm::FunctionCallee set_location;
+  // delta_set_location, delta_enter_call and delta_leave_call (host
+  // modules only: null in kernel modules).
+  llvm::FunctionCallee set_location, enter_call, leave_call;
   // -O3: contractions may use FMA, float sums may be reassociated and loops
   // may call vector math (docs/performance.md); otherwise results are
   // bitwise the interpreter's.

@@ -38,6 +38,8 @@ llvm::orc::SymbolMap RuntimeSymbols(llvm::orc::LLJIT& jit) {
       {"delta_fail", reinterpret_cast<void*>(&delta_fail)},
       {"delta_fail_format", reinterpret_cast<void*>(&delta_fail_format)},
       {"delta_set_location", reinterpret_cast<void*>(&delta_set_location)},
+      {"delta_enter_call", reinterpret_cast<void*>(&delta_enter_call)},
+      {"delta_leave_call", reinterpret_cast<void*>(&delta_leave_call)},
       {"delta_print_begin", reinterpret_cast<void*>(&delta_print_begin)},
       {"delta_print_text", reinterpret_cast<void*>(&delta_print_text)},
       {"delta_print_value", reinterpret_cast<void*>(&delta_print_value)},

@@ -101,8 +101,7 @@ void InlineCall(Function& caller, Op& call) {
   // shared a chain share the longer one.
   using Chain = std::vector<ir::CallSite>;
   const Chain* outer = call.loc.inlined_at.get();
-  ir::CallSite site = {callee.name, outer ? outer->front().callee : caller.name,
-                       call.loc.file, call.loc.line, call.loc.column};
+  ir::CallSite site = ir::SiteOfCall(call, caller);
   llvm::DenseMap<const Chain*, std::shared_ptr<const Chain>> extended;
   auto extend_chain = [&](Op& op) {
     if (!op.loc.IsValid()) return;
