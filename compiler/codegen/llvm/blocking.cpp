@@ -199,14 +199,19 @@ FunctionEmitter::BlockSizes FunctionEmitter::MeasureBlocks(
     return builder_.CreateSelect(builder_.CreateICmpSLT(a, b), a, b);
   };
   auto constant = [&](int64_t value) { return builder_.getInt64(value); };
-  sizes.rows = smax(smin(builder_.CreateSDiv(constant(kBlockBytes),
-                                             smax(row_bytes, constant(1))),
-                         size),
-                    smin(constant(kBlockMinRows), size));
-  sizes.rows = smax(sizes.rows, constant(1));
-  sizes.blocks = builder_.CreateSDiv(
-      builder_.CreateAdd(size, builder_.CreateSub(sizes.rows, constant(1))),
-      sizes.rows);
+  llvm::Value* target =
+      smax(smin(builder_.CreateSDiv(constant(kBlockBytes),
+                                    smax(row_bytes, constant(1))),
+                size),
+           smin(constant(kBlockMinRows), size));
+  target = smax(target, constant(1));
+  // Blocks of equal size, none smaller than the target: a short last block
+  // (32 rows of 128 after a block of 96) would run a product in the group
+  // at a third of its speed, and pack its other operand once more.
+  sizes.blocks = smax(builder_.CreateSDiv(size, target), constant(1));
+  sizes.rows = builder_.CreateSDiv(
+      builder_.CreateAdd(size, builder_.CreateSub(sizes.blocks, constant(1))),
+      sizes.blocks);
   sizes.work =
       builder_.CreateAdd(builder_.CreateMul(row_bytes, size), total_bytes);
   // Blocks that the caches cannot hold anyway only cost calls.
