@@ -644,9 +644,14 @@ def outputs_match(a, b, rtol, atol):
                for x, y in zip(numbers(a), numbers(b)))
 
 
+# Above this magnitude of f, its derivatives are not compared (see below).
+ILL_CONDITIONED = 1e5
+
+
 def internal_checks(stdout, float_type, vector_math):
     """Within one run's output: derivatives and batching agree. Returns the
-    problems found, and how many comparisons were skipped (non-finite)."""
+    problems found, and how many comparisons were skipped (non-finite or
+    ill-conditioned)."""
     groups = {}
     for line in stdout.splitlines():
         label, _, rest = line.partition(" ")
@@ -659,6 +664,12 @@ def internal_checks(stdout, float_type, vector_math):
             groups.setdefault("gvalue", []).append((label, numbers(rest)))
     tolerance = {"f32": (2e-3, 2e-3), "f64": (1e-9, 1e-9)}[float_type]
     problems, skipped = [], 0
+    # A huge primal is a division by a sum that cancels (`c / sum(y -
+    # mean(y))`): its derivative is rounding noise over a tiny square, a
+    # different noise in each mode (seed 1313, program 82: jvp 1.4e6,
+    # reverse 0), so f's derivatives are not compared.
+    f_values = [v for _, values in groups.get("fvalue", []) for v in values]
+    ill_conditioned = any(abs(v) > ILL_CONDITIONED for v in f_values)
     for label, entries in groups.items():
         first_how, first = entries[0]
         for how, values in entries[1:]:
@@ -673,8 +684,10 @@ def internal_checks(stdout, float_type, vector_math):
                 problems.append(f"{label}: {first_how} has {len(first)} "
                                 f"values, {how} {len(values)}")
                 continue
-            if label in ("deriv", "gderiv", "second") and not all(
-                    math.isfinite(v) for v in first + values):
+            of_f = label in ("deriv", "second")
+            non_finite = label in ("deriv", "gderiv", "second") and not all(
+                math.isfinite(v) for v in first + values)
+            if non_finite or (of_f and ill_conditioned):
                 skipped += 1
                 continue
             if label in ("fvalue", "gvalue", "batch", "pgrad"):
@@ -789,7 +802,7 @@ def main():
     elapsed = time.monotonic() - start
     print(f"{tried} programs ({special_inputs} with NaN/inf/-0 inputs), "
           f"{failed} failed, {skipped} derivative comparisons skipped "
-          f"(non-finite), {elapsed:.0f} s")
+          f"(non-finite or ill-conditioned), {elapsed:.0f} s")
     if not failed and not args.out:
         shutil.rmtree(out, ignore_errors=True)
     sys.exit(1 if failed else 0)
