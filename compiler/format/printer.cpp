@@ -212,8 +212,15 @@ class Printer {
   }
 
   Doc Struct(const ast::StructDecl* decl) {
-    std::string head =
-        "struct " + decl->name.name.str() + SizeParams(decl->size_params);
+    // `T: float` first, as a struct type writes its float argument first.
+    std::string brackets;
+    for (const ast::TypeParamDecl& param : decl->type_params)
+      brackets += param.name.name.str() + ": " + param.bound.name.str() + ", ";
+    brackets += JoinIdents(decl->size_params, ", ");
+    if (decl->size_params.empty() && !brackets.empty())
+      brackets.resize(brackets.size() - 2);
+    std::string head = "struct " + decl->name.name.str() +
+                       (brackets.empty() ? "" : "[" + brackets + "]");
     if (decl->fields.empty()) return head + " {}";
     std::vector<ListItem> items;
     for (const ast::FieldDecl& field : decl->fields)
