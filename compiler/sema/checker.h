@@ -131,6 +131,10 @@ class Checker {
                                  const DimInfo* to, const Type* expected);
   std::string RenameHint(const ast::Expr* what, const DimInfo* from,
                          const DimInfo* to);
+  // "; … bind it by name, f[T: f64](…)" for a struct instance at another
+  // float type than the one expected; "" for other mismatches.
+  std::string FloatArgHint(const Type* expected, const Type* actual,
+                           const ast::Expr* what);
   // Checks that `actual` equals `expected` exactly; reports if not.
   void Expect(const Type* expected, const Type* actual, Span span,
               llvm::StringRef context, const ast::Expr* what = nullptr);

@@ -233,7 +233,24 @@ void Checker::ReportMismatch(Span span, const Type* expected,
   }
   Error(DiagKind::TypeMismatch, span,
         "expected " + TypeString(expected) + ", found " + TypeString(actual) +
-            where);
+            where + FloatArgHint(expected, actual, ValueExpr(what)));
+}
+
+std::string Checker::FloatArgHint(const Type* expected, const Type* actual,
+                                  const ast::Expr* what) {
+  // Only instances of one struct at two float types (`Dense[f64, i, o]`
+  // expected, the f32 `Dense[i, o]` found).
+  if (expected->kind != Type::Kind::Struct ||
+      actual->kind != Type::Kind::Struct ||
+      expected->struct_info != actual->struct_info ||
+      expected->struct_float == actual->struct_float)
+    return "";
+  std::string kind = ScalarName(expected->struct_float).str();
+  auto* call = llvm::dyn_cast_or_null<ast::CallExpr>(what);
+  if (call && call->info && call->info->callee && call->info->float_arg)
+    return "; a written type does not choose a call's `T`: bind it by name, " +
+           CallableName(call->info->callee) + "[T: " + kind + "](…)";
+  return "; the struct's float types differ: build the value at " + kind;
 }
 
 void Checker::Expect(const Type* expected, const Type* actual, Span span,
