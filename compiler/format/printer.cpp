@@ -212,15 +212,7 @@ class Printer {
   }
 
   Doc Struct(const ast::StructDecl* decl) {
-    // `T: float` first, as a struct type writes its float argument first.
-    std::string brackets;
-    for (const ast::TypeParamDecl& param : decl->type_params)
-      brackets += param.name.name.str() + ": " + param.bound.name.str() + ", ";
-    brackets += JoinIdents(decl->size_params, ", ");
-    if (decl->size_params.empty() && !brackets.empty())
-      brackets.resize(brackets.size() - 2);
-    std::string head = "struct " + decl->name.name.str() +
-                       (brackets.empty() ? "" : "[" + brackets + "]");
+    std::string head = "struct " + decl->name.name.str() + StructParams(*decl);
     if (decl->fields.empty()) return head + " {}";
     std::vector<ListItem> items;
     for (const ast::FieldDecl& field : decl->fields)
