@@ -212,8 +212,7 @@ class Printer {
   }
 
   Doc Struct(const ast::StructDecl* decl) {
-    std::string head =
-        "struct " + decl->name.name.str() + SizeParams(decl->size_params);
+    std::string head = "struct " + decl->name.name.str() + StructParams(*decl);
     if (decl->fields.empty()) return head + " {}";
     std::vector<ListItem> items;
     for (const ast::FieldDecl& field : decl->fields)

@@ -134,8 +134,15 @@ std::string Pattern(const ast::Pattern* pattern) {
   return "";
 }
 
-std::string SizeParams(const std::vector<ast::Ident>& params) {
-  return params.empty() ? "" : "[" + JoinIdents(params, ", ") + "]";
+std::string StructParams(const ast::StructDecl& decl) {
+  // `T: float` first, as a struct type writes its float argument first.
+  std::string out;
+  for (const ast::TypeParamDecl& param : decl.type_params)
+    out += (out.empty() ? "" : ", ") + param.name.name.str() + ": " +
+           param.bound.name.str();
+  for (const ast::Ident& param : decl.size_params)
+    out += (out.empty() ? "" : ", ") + param.name.str();
+  return out.empty() ? "" : "[" + out + "]";
 }
 
 std::string LambdaParams(const std::vector<ast::Param>& params) {

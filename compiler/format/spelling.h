@@ -29,8 +29,8 @@ std::string JoinIdents(const std::vector<ast::Ident>& names,
 // Types, patterns and lambda parameters never break across lines.
 std::string Type(const ast::TypeExpr* type);
 std::string Pattern(const ast::Pattern* pattern);
-// `[i, o]`, or nothing.
-std::string SizeParams(const std::vector<ast::Ident>& params);
+// A struct's brackets, `[T: float, i, o]`, or nothing.
+std::string StructParams(const ast::StructDecl& decl);
 std::string LambdaParams(const std::vector<ast::Param>& params);
 // `value` as a literal, escaped.
 std::string StringLiteral(const std::string& value);

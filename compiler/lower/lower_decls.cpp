@@ -103,6 +103,10 @@ std::vector<ir::Type> Lowerer::Flatten(const sema::Type* type,
     case sema::Type::Kind::Struct: {
       // Fields are written in terms of the struct's size parameters.
       const sema::StructInfo* info = type->struct_info;
+      // The fields' `T` is the instance's float argument.
+      auto float_scope = ScopedFloatKind(info->float_generic
+                                             ? std::optional(type->struct_float)
+                                             : std::nullopt);
       DimSubst fields = subst ? *subst : DimSubst();
       for (size_t i = 0; i < info->size_params.size(); ++i)
         fields[info->size_params[i]] = DimOf(type->struct_args[i], subst);

@@ -668,9 +668,20 @@ std::optional<sema::ScalarKind> FloatKindOfArgs(
         if (auto kind = walk(element, leaves, next)) return kind;
       return std::nullopt;
     }
+    if (type->kind == sema::Type::Kind::Struct) {
+      // `Dense[T, i, o]`: its fields' `T` is the function's.
+      if (type->struct_info->float_generic &&
+          type->struct_float == sema::ScalarKind::Float) {
+        for (const sema::Type* field : type->struct_info->field_types)
+          if (auto kind = walk(field, leaves, next)) return kind;
+      } else {
+        next += CountLeaves(type);
+      }
+      return std::nullopt;
+    }
     if (!type->IsLeaf()) {
-      // A struct's leaves are never `T`, but how many there are is not
-      // known here: stop looking in this parameter.
+      // How many leaves a type parameter has is not known here: stop
+      // looking in this parameter.
       next = leaves.size();
       return std::nullopt;
     }

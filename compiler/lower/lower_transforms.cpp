@@ -451,11 +451,18 @@ sema::ScalarKind FloatKindOfTypes(const sema::Signature& signature,
         if (auto kind = walk(param->elements[k], arg->elements[k])) return kind;
       return std::nullopt;
     }
+    std::optional<sema::ScalarKind> kind;
     if (param->kind == sema::Type::Kind::Scalar &&
         param->scalar == sema::ScalarKind::Float &&
         arg->kind == sema::Type::Kind::Scalar)
-      return arg->scalar == sema::ScalarKind::Float ? current : arg->scalar;
-    return std::nullopt;
+      kind = arg->scalar;
+    if (param->kind == sema::Type::Kind::Struct &&
+        param->struct_info->float_generic &&
+        param->struct_float == sema::ScalarKind::Float &&
+        arg->kind == sema::Type::Kind::Struct)
+      kind = arg->struct_float;  // `Dense[T, i, o]`
+    if (kind == sema::ScalarKind::Float) return current;
+    return kind;
   };
   for (size_t i = 0; i < signature.params.size() && i < types.size(); ++i)
     if (auto kind = walk(signature.params[i], types[i])) return *kind;

@@ -70,7 +70,8 @@ const Type* CheckArrayLit(Checker& checker, ast::ArrayLitExpr* literal,
     } else if (result->kind == Type::Kind::Struct &&
                element->kind == Type::Kind::Struct &&
                result->struct_info == element->struct_info &&
-               result->struct_args == element->struct_args) {
+               result->struct_args == element->struct_args &&
+               result->struct_float == element->struct_float) {
       result = BroadcastValue(checker, result, element->dims,
                               literal->elements[i]->span);
       if (result->IsError()) return result;

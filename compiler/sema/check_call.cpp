@@ -425,6 +425,13 @@ const Type* Checker::ApplySignature(const Signature& signature,
         return true;
       case Type::Kind::Struct:
         if (param->struct_info != arg->struct_info) return false;
+        // `Dense[T, i, o]` takes an instance at the call's `T`.
+        if (param->struct_float == ScalarKind::Float &&
+            param->struct_info->float_generic) {
+          if (!bind_float(types().Scalar(arg->struct_float))) return false;
+        } else if (param->struct_float != arg->struct_float) {
+          return false;
+        }
         for (size_t k = 0; k < param->struct_args.size(); ++k) {
           const DimInfo* p = param->struct_args[k];
           const DimInfo* a = arg->struct_args[k];

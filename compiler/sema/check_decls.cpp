@@ -191,11 +191,7 @@ std::vector<const Type*> Checker::DeclareTypeParams(ast::FnDecl* decl,
           .Note(float_param->name.span, "the first is declared here");
       continue;
     }
-    if (param.name.name != "T")
-      Error(DiagKind::BadFloatParam, param.name.span,
-            "the float type parameter is always named `T` (messages and "
-            "docs call it that): write `[T: float]` and `T` for `" +
-                param.name.name.str() + "`");
+    CheckFloatParamName(param);
     float_param = &param;
   }
   *float_generic = float_param != nullptr;
@@ -421,6 +417,7 @@ void Checker::CheckFnBody(FnInfo* fn) {
     context.scope = Bind(context.scope, symbol, context);
   }
   if (!decl->body) return;
+  ExpectStruct(decl->body->result, fn->signature.result);
   const Type* body = CheckBlock(decl->body, context);
   Span span = decl->body->result ? decl->body->result->span : decl->body->span;
   Expect(fn->signature.result, body, span,
@@ -568,9 +565,13 @@ void Checker::CheckModule(ModuleInfo* module) {
       StructInfo* info = s->symbol->struct_info;
       Scope* scope = NewScope(module->scope);
       info->size_params = DeclareSizeParams(info->decl->size_params, scope);
+      DeclareStructFloatParam(info, scope);
       structs.emplace_back(info, scope);
     }
-  for (auto [info, scope] : structs) CheckStructDecl(info, scope);
+  for (auto [info, scope] : structs) {
+    CheckStructDecl(info, scope);
+    CheckStructFloatParamUsed(info);
+  }
   for (ast::Decl* decl : module->ast->decls)
     if (auto* fn = llvm::dyn_cast<ast::FnDecl>(decl); fn && fn->symbol)
       CheckFnSignature(fn->symbol->fn);

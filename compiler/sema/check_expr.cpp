@@ -3,6 +3,7 @@
 // literals, names, unary operators, fields, tuples, struct literals, if,
 // loop, for and lambdas.
 #include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/ScopeExit.h>
 
 #include "compiler/sema/checker.h"
 
@@ -86,12 +87,30 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
   constructor.size_params = info->size_params;
   constructor.param_names = info->field_names;
   constructor.params = info->field_types;
-  constructor.result =
-      types.Struct(info, std::vector<const DimInfo*>(info->size_params.begin(),
-                                                     info->size_params.end()));
+  // With `T: float`, the fields choose `T` as a call's arguments do.
+  constructor.float_generic = info->float_generic;
+  constructor.result = types.Struct(
+      info,
+      std::vector<const DimInfo*>(info->size_params.begin(),
+                                  info->size_params.end()),
+      {}, info->float_generic ? ScalarKind::Float : ScalarKind::F32);
   DimMap base_args;
   for (size_t i = 0; base && i < info->size_params.size(); ++i)
     base_args[info->size_params[i]] = base->struct_args[i];
+  // A written type gives `T` where the fields leave it open (`let d:
+  // Dense[f64, i, o] = Dense { w: …0.0…, … }`), here and in nested literals.
+  const Type* expected = checker.ExpectedStruct(lit);
+  if (!expected || expected->kind != Type::Kind::Struct ||
+      expected->struct_info != info || !info->float_generic)
+    expected = nullptr;
+  ScalarKind saved_default = checker.literals().float_default();
+  auto restore_default = llvm::make_scope_exit(
+      [&] { checker.literals().set_float_default(saved_default); });
+  if (expected) {
+    std::vector<const Type*> fields = checker.FieldTypes(expected);
+    for (size_t i = 0; i < by_field.size(); ++i)
+      checker.ExpectStruct(by_field[i], fields[i]);
+  }
   std::vector<const Type*> arg_types;
   std::vector<Span> arg_spans;
   for (size_t i = 0; i < by_field.size(); ++i) {
@@ -99,12 +118,12 @@ static const Type* CheckStructLit(Checker& checker, ast::StructLitExpr* lit,
       arg_types.push_back(checker.CheckExpr(by_field[i], context));
       arg_spans.push_back(by_field[i]->span);
     } else {
-      arg_types.push_back(
-          checker.Lift(checker.Substitute(info->field_types[i], base_args),
-                       base->dims, lit->base->span));
+      arg_types.push_back(checker.Lift(checker.FieldTypes(base)[i], base->dims,
+                                       lit->base->span));
       arg_spans.push_back(lit->base->span);
     }
   }
+  if (expected) checker.literals().set_float_default(expected->struct_float);
   return checker.ApplySignature(constructor, arg_types, arg_spans, by_field,
                                 base_args, info->decl->name.name, lit->span,
                                 nullptr,
@@ -364,11 +383,7 @@ const Type* Checker::CheckExpr(ast::Expr* expr, Context& context) {
                   FieldHint(info, field->field.name));
         break;
       }
-      DimMap map;
-      for (size_t i = 0; i < info->size_params.size(); ++i)
-        map[info->size_params[i]] = base->struct_args[i];
-      type = Lift(Substitute(info->field_types[index], map), base->dims,
-                  field->span);
+      type = Lift(FieldTypes(base)[index], base->dims, field->span);
       break;
     }
     case ast::Expr::Kind::TupleIndex: {

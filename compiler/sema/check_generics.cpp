@@ -1,6 +1,7 @@
 // Generic functions: `fn norm[P: space](p: P) -> f32` takes any vector space
-// of f32 (an f32 array, or a struct or tuple whose leaves are all f32), and
-// `fn softplus[T: float](x: T) -> T` works at f32 and f64.
+// of f32 (an f32 array, or a struct or tuple whose leaves are all f32),
+// `fn softplus[T: float](x: T) -> T` works at f32 and f64, and so does
+// `struct Dense[T: float, i, o]`.
 #include <llvm/ADT/STLExtras.h>
 
 #include <functional>
@@ -35,6 +36,16 @@ namespace delta::sema {
 // named `name.f64`), so float-generic functions keep everything concrete
 // ones have: @vjp rules, use as values, grad of them. The float parameter
 // is always named `T`, so that messages can name it.
+//
+// A struct may take `T` too (`struct Dense[T: float, i, o]`): its field
+// types hold ScalarKind::Float, and a struct type carries its float
+// argument (Type::struct_float: f32, f64, or Float for the enclosing
+// function's `T`), which Checker::FieldTypes puts in place of `T` as it
+// puts size arguments in place of size parameters. A struct literal is a
+// call of a float-generic constructor, and a parameter `Dense[T, i, o]`
+// binds the callee's `T` from the argument's float argument. Lowering
+// flattens an instance with its float argument as the float kind, so the
+// IR sees only f32 and f64 leaves.
 
 namespace {
 
@@ -48,6 +59,9 @@ bool MentionsFloatParam(const Type* type) {
       return type->type_param->leaf == ScalarKind::Float;
     case Type::Kind::Tuple:
       return llvm::any_of(type->elements, MentionsFloatParam);
+    case Type::Kind::Struct:
+      return type->struct_info->float_generic &&
+             type->struct_float == ScalarKind::Float;
     case Type::Kind::Function:
       if (const Signature* signature = type->callable->signature.get())
         return llvm::any_of(signature->params, MentionsFloatParam);
@@ -184,6 +198,47 @@ void Checker::CheckTypeParamsUsed(const FnInfo* fn) {
   }
 }
 
+void Checker::CheckFloatParamName(const ast::TypeParamDecl& param) {
+  if (param.name.name != "T")
+    Error(DiagKind::BadFloatParam, param.name.span,
+          "the float type parameter is always named `T` (messages and "
+          "docs call it that): write `[T: float]` and `T` for `" +
+              param.name.name.str() + "`");
+}
+
+void Checker::DeclareStructFloatParam(StructInfo* info, Scope* scope) {
+  for (const ast::TypeParamDecl& param : info->decl->type_params) {
+    if (param.bound.name != "float") {
+      Error(DiagKind::BadTypeParam, param.bound.span,
+            "a struct takes only a float type parameter, `T: float`; `" +
+                param.name.name.str() +
+                ": space` is for functions (fn f[P: space](p: P))");
+      continue;
+    }
+    CheckFloatParamName(param);
+    if (info->float_generic) {
+      Error(DiagKind::BadFloatParam, param.name.span,
+            "a struct has at most one float type parameter");
+      continue;
+    }
+    info->float_generic = true;
+    Symbol* symbol =
+        NewSymbol(Symbol::Kind::TypeParam, param.name.name, param.name.span);
+    symbol->type = types().Scalar(ScalarKind::Float);
+    scope->Add(symbol);
+  }
+}
+
+void Checker::CheckStructFloatParamUsed(const StructInfo* info) {
+  if (!info->float_generic ||
+      llvm::any_of(info->field_types, MentionsFloatParam))
+    return;
+  Error(DiagKind::BadFloatParam, info->decl->type_params.front().name.span,
+        "no field of `" + info->decl->name.name.str() +
+            "` has `T` in its type, so `T` is never anything; write f32 or "
+            "f64 instead, or remove it");
+}
+
 bool Checker::BindFloatByName(const Signature& signature,
                               const Callable* callee, ast::IndexEntry& entry,
                               const Scope* scope, Callable* bound) {
@@ -234,6 +289,11 @@ const Type* Checker::SubstituteTypeParams(
         elements.push_back(SubstituteTypeParams(element, map, float_kind));
       return types().Tuple(std::move(elements));
     }
+    case Type::Kind::Struct:
+      return float_kind && type->struct_float == ScalarKind::Float
+                 ? types().Struct(type->struct_info, type->struct_args,
+                                  type->dims, *float_kind)
+                 : type;
     default:
       return type;
   }

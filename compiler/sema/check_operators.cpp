@@ -108,6 +108,15 @@ bool IsNumericLeaf(Checker& checker, const Type* kind) {
 
 }  // namespace
 
+// How to make a float `leaf` fit a struct whose leaves are the float
+// `kind` (`Dense[f64, i, o]` times an f32): "; convert it with f64(…)".
+std::string ConvertHint(const Type* kind, const Type* leaf) {
+  if (kind->kind != Type::Kind::Scalar || leaf->kind != Type::Kind::Scalar ||
+      !IsFloat(kind->scalar) || !IsFloat(leaf->scalar))
+    return "";
+  return "; convert it with " + ScalarName(kind->scalar).str() + "(…)";
+}
+
 // `a op b` on two leaves: lifted by name, dims combine by union.
 const Type* CombineLeaves(Checker& checker, ast::BinaryOp op, const Type* a,
                           const Type* b, Span span) {
@@ -179,8 +188,8 @@ const Type* UniformLeafKind(Checker& checker, const Type* value) {
     const Type* part = checker.Resolve(pending.back());
     pending.pop_back();
     if (part->kind == K::Struct) {
-      pending.insert(pending.end(), part->struct_info->field_types.begin(),
-                     part->struct_info->field_types.end());
+      std::vector<const Type*> fields = checker.FieldTypes(part);
+      pending.insert(pending.end(), fields.begin(), fields.end());
     } else if (part->kind == K::Tuple) {
       pending.insert(pending.end(), part->elements.begin(),
                      part->elements.end());
@@ -211,12 +220,9 @@ std::vector<std::pair<std::string, const Type*>> NamedLeaves(
   };
   if (value->kind == Type::Kind::Struct) {
     const StructInfo* info = value->struct_info;
-    DimMap args;
-    for (size_t i = 0; i < info->size_params.size(); ++i)
-      args[info->size_params[i]] = value->struct_args[i];
-    for (size_t i = 0; i < info->field_types.size(); ++i)
-      add(checker.Lift(checker.Substitute(info->field_types[i], args),
-                       value->dims, Span()),
+    std::vector<const Type*> fields = checker.FieldTypes(value);
+    for (size_t i = 0; i < fields.size(); ++i)
+      add(checker.Lift(fields[i], value->dims, Span()),
           info->field_names[i].str());
   } else if (value->kind == Type::Kind::Tuple) {
     for (size_t i = 0; i < value->elements.size(); ++i)
@@ -335,7 +341,7 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
   }
   if (a->kind == K::Struct && b->kind == K::Struct) {
     if (a->struct_info != b->struct_info || a->struct_args != b->struct_args ||
-        !checker.IsFloatValued(a))
+        a->struct_float != b->struct_float || !checker.IsFloatValued(a))
       return fail();
     return BroadcastValue(checker, a, b->dims, span);
   }
@@ -351,12 +357,13 @@ const Type* CombineValues(Checker& checker, ast::BinaryOp op, const Type* a,
         .Error(DiagKind::BadOperand, span,
                std::string("cannot apply `") + OpSpelling(op) + "` to " +
                    checker.TypeString(a) + " and " + checker.TypeString(b))
-        .Note(span, kind ? "the struct's leaves are " +
-                               checker.TypeString(kind) + ", the other side " +
-                               checker.TypeString(leaf)
-                         : "the fields of " + checker.TypeString(structure) +
-                               " are not all of one type; combine them one "
-                               "by one");
+        .Note(span, kind
+                        ? "the struct's leaves are " +
+                              checker.TypeString(kind) + ", the other side " +
+                              checker.TypeString(leaf) + ConvertHint(kind, leaf)
+                        : "the fields of " + checker.TypeString(structure) +
+                              " are not all of one type; combine them one "
+                              "by one");
     return types.Error();
   }
   return BroadcastValue(checker, structure, leaf->dims, span);

@@ -120,9 +120,12 @@ void Checker::BindPattern(ast::Pattern* pattern, const Type* type,
 void Checker::CheckStmt(ast::Stmt* stmt, Context& context) {
   LitVarId first = StatementStart();
   if (auto* let = llvm::dyn_cast<ast::LetStmt>(stmt)) {
+    const Type* annotated =
+        let->annotation ? ResolveTypeExpr(let->annotation, context.scope)
+                        : nullptr;
+    if (annotated) ExpectStruct(let->value, annotated);
     const Type* type = CheckExpr(let->value, context);
     if (let->annotation) {
-      const Type* annotated = ResolveTypeExpr(let->annotation, context.scope);
       Expect(annotated, type, let->value->span, "", let->value);
       type = annotated;
     }

@@ -131,11 +131,18 @@ class Checker {
                                  const DimInfo* to, const Type* expected);
   std::string RenameHint(const ast::Expr* what, const DimInfo* from,
                          const DimInfo* to);
+  // "; … bind it by name, f[T: f64](…)" for a struct instance at another
+  // float type than the one expected; "" for other mismatches.
+  std::string FloatArgHint(const Type* expected, const Type* actual,
+                           const ast::Expr* what);
   // Checks that `actual` equals `expected` exactly; reports if not.
   void Expect(const Type* expected, const Type* actual, Span span,
               llvm::StringRef context, const ast::Expr* what = nullptr);
   const Type* Lift(const Type* type, const DimSet& extra, Span span);
   const Type* Substitute(const Type* type, const DimMap& map);
+  // The field types of one struct instance: its size and float arguments
+  // in place of the struct's parameters (not lifted by its dims).
+  std::vector<const Type*> FieldTypes(const Type* struct_type);
   // The union of the array dims of every leaf.
   DimSet AllDims(const Type* type);
   const Type* Tangent(const Type* type);
@@ -232,6 +239,12 @@ class Checker {
   const Type* SubstituteTypeParams(
       const Type* type, const TypeParamMap& map,
       std::optional<ScalarKind> float_kind = std::nullopt);
+  // Reports a float type parameter named other than `T`.
+  void CheckFloatParamName(const ast::TypeParamDecl& param);
+  // A struct's `[T: float]` (Note [Float type parameters]): declares `T`
+  // in the scope of its fields; then checks that some field uses it.
+  void DeclareStructFloatParam(StructInfo* info, Scope* scope);
+  void CheckStructFloatParamUsed(const StructInfo* info);
   // `f[T: f64]`: binds the float type parameter of the function `callee`
   // in `bound`; false after an error, reported here.
   bool BindFloatByName(const Signature& signature, const Callable* callee,
@@ -305,6 +318,17 @@ class Checker {
   Program& program() { return program_; }
   TypeContext& types() { return program_.types; }
   LiteralSolver& literals() { return literals_; }
+  // The type written for a struct literal's place (a let's annotation, a
+  // function's result, a field of such a literal), or null: it gives the
+  // literal's `T` when its fields are bare literals (check_expr.cpp).
+  const Type* ExpectedStruct(const ast::Expr* lit) const {
+    auto it = expected_structs_.find(lit);
+    return it == expected_structs_.end() ? nullptr : it->second;
+  }
+  void ExpectStruct(const ast::Expr* expr, const Type* type) {
+    if (expr && llvm::isa<ast::StructLitExpr>(expr))
+      expected_structs_[expr] = Resolve(type);
+  }
   const Scope* prelude() const { return prelude_; }
 
  private:
@@ -367,6 +391,7 @@ class Checker {
   // The callee of the call being checked: the one place where a generic
   // function may be named.
   const ast::Expr* direct_callee_ = nullptr;
+  llvm::DenseMap<const ast::Expr*, const Type*> expected_structs_;
   // While a function's parameters are resolved: function types are allowed.
   bool function_types_allowed_ = false;
   // While a signature is resolved: its body's local dim names (E0314).

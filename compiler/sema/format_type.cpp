@@ -65,7 +65,13 @@ std::string FormatType(const Type* type, LiteralSolver* literals) {
       if (info->module && !info->module->is_main)
         result = info->module->name + ".";
       result += info->decl->name.name.str();
-      result += Bracket(JoinDims(type->struct_args));
+      // `Dense[f64, i, o]`; an f32 instance is written as before `T`
+      // existed, `Dense[i, o]`.
+      std::string args = JoinDims(type->struct_args);
+      if (info->float_generic && type->struct_float != ScalarKind::F32)
+        args = ScalarName(type->struct_float).str() +
+               (args.empty() ? "" : ", " + args);
+      result += Bracket(args);
       return result + dims;
     }
     case Type::Kind::Function: {

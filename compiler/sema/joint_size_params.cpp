@@ -55,12 +55,8 @@ void Checker::NoteJointSizeParams(FnInfo* fn, const Type* type) {
             for (const Type* element : type->elements) visit(element, lifted);
             return;
           case Type::Kind::Struct: {
-            const StructInfo* info = type->struct_info;
-            DimMap map;
-            for (size_t i = 0; i < info->size_params.size(); ++i)
-              map[info->size_params[i]] = type->struct_args[i];
-            for (const Type* field : info->field_types)
-              visit(Substitute(field, map), lifted.Union(type->dims));
+            for (const Type* field : FieldTypes(type))
+              visit(field, lifted.Union(type->dims));
             return;
           }
           case Type::Kind::Function:

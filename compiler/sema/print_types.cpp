@@ -30,7 +30,14 @@ class TypePrinter {
         if (!s->symbol) continue;
         const StructInfo* info = s->symbol->struct_info;
         out_ << "struct " << s->name.name;
-        PrintSizeParams(info->size_params);
+        if (info->float_generic) {  // `T` first, as a struct type writes it
+          out_ << "[T: float";
+          for (const DimInfo* param : info->size_params)
+            out_ << ", " << param->name;
+          out_ << "]";
+        } else {
+          PrintSizeParams(info->size_params);
+        }
         out_ << " {";
         for (size_t i = 0; i < info->field_names.size(); ++i)
           out_ << (i ? ", " : " ") << info->field_names[i] << ": "

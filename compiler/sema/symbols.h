@@ -70,8 +70,11 @@ struct StructInfo {
   ast::StructDecl* decl = nullptr;
   const ModuleInfo* module = nullptr;
   std::vector<const DimInfo*> size_params;
+  bool float_generic = false;  // has `[T: float]`
   std::vector<llvm::StringRef> field_names;
-  std::vector<const Type*> field_types;  // in terms of size_params
+  // In terms of size_params and, with `T: float`, ScalarKind::Float for `T`
+  // (Checker::FieldTypes gives them for one instance).
+  std::vector<const Type*> field_types;
   int FieldIndex(llvm::StringRef name) const;
 };
 

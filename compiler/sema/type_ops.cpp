@@ -102,6 +102,7 @@ bool Checker::Unify(const Type* expected, const Type* actual) {
     case Type::Kind::Struct:
       return expected->struct_info == actual->struct_info &&
              expected->struct_args == actual->struct_args &&
+             expected->struct_float == actual->struct_float &&
              expected->dims == actual->dims;
     case Type::Kind::Function:
       return expected->callable == actual->callable;
@@ -232,7 +233,24 @@ void Checker::ReportMismatch(Span span, const Type* expected,
   }
   Error(DiagKind::TypeMismatch, span,
         "expected " + TypeString(expected) + ", found " + TypeString(actual) +
-            where);
+            where + FloatArgHint(expected, actual, ValueExpr(what)));
+}
+
+std::string Checker::FloatArgHint(const Type* expected, const Type* actual,
+                                  const ast::Expr* what) {
+  // Only instances of one struct at two float types (`Dense[f64, i, o]`
+  // expected, the f32 `Dense[i, o]` found).
+  if (expected->kind != Type::Kind::Struct ||
+      actual->kind != Type::Kind::Struct ||
+      expected->struct_info != actual->struct_info ||
+      expected->struct_float == actual->struct_float)
+    return "";
+  std::string kind = ScalarName(expected->struct_float).str();
+  auto* call = llvm::dyn_cast_or_null<ast::CallExpr>(what);
+  if (call && call->info && call->info->callee && call->info->float_arg)
+    return "; a written type does not choose a call's `T`: bind it by name, " +
+           CallableName(call->info->callee) + "[T: " + kind + "](…)";
+  return "; the struct's float types differ: build the value at " + kind;
 }
 
 void Checker::Expect(const Type* expected, const Type* actual, Span span,
@@ -301,11 +319,30 @@ const Type* Checker::Substitute(const Type* type, const DimMap& map) {
       for (const DimInfo* arg : type->struct_args)
         args.push_back(subst_dim(arg));
       return types().Struct(type->struct_info, std::move(args),
-                            subst_dims(type->dims));
+                            subst_dims(type->dims), type->struct_float);
     }
     default:
       return type;
   }
+}
+
+std::vector<const Type*> Checker::FieldTypes(const Type* struct_type) {
+  const StructInfo* info = struct_type->struct_info;
+  DimMap map;
+  // A struct named before its declaration is checked has no arguments or
+  // field types yet (an error is reported elsewhere).
+  for (size_t i = 0;
+       i < info->size_params.size() && i < struct_type->struct_args.size(); ++i)
+    map[info->size_params[i]] = struct_type->struct_args[i];
+  // A float argument that is the caller's own `T` needs no substitution.
+  std::optional<ScalarKind> float_kind;
+  if (info->float_generic && struct_type->struct_float != ScalarKind::Float)
+    float_kind = struct_type->struct_float;
+  std::vector<const Type*> fields;
+  for (const Type* field : info->field_types)
+    fields.push_back(
+        SubstituteTypeParams(Substitute(field, map), {}, float_kind));
+  return fields;
 }
 
 DimSet Checker::AllDims(const Type* type) {
@@ -318,15 +355,8 @@ DimSet Checker::AllDims(const Type* type) {
     }
     case Type::Kind::Struct: {
       DimSet dims = type->dims;
-      const StructInfo* info = type->struct_info;
-      DimMap map;
-      // A struct named before its declaration is checked has no
-      // arguments or field types yet (an error is reported elsewhere).
-      for (size_t i = 0;
-           i < info->size_params.size() && i < type->struct_args.size(); ++i)
-        map[info->size_params[i]] = type->struct_args[i];
-      for (const Type* field : info->field_types)
-        dims = dims.Union(AllDims(Substitute(field, map)));
+      for (const Type* field : FieldTypes(type))
+        dims = dims.Union(AllDims(field));
       return dims;
     }
     case Type::Kind::Function:
@@ -421,7 +451,7 @@ const Type* Checker::LeafKindOf(const Type* type) {
         if (const Type* kind = LeafKindOf(element)) return kind;
       return nullptr;
     case Type::Kind::Struct:
-      for (const Type* field : type->struct_info->field_types)
+      for (const Type* field : FieldTypes(type))
         if (const Type* kind = LeafKindOf(field)) return kind;
       return nullptr;
     case Type::Kind::TypeParam:
@@ -614,31 +644,55 @@ const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
       } else if (symbol->kind == Symbol::Kind::Struct) {
         const StructInfo* info = symbol->struct_info;
         std::vector<const DimInfo*> args;
-        if (!info->size_params.empty()) {
-          if (type_expr->brackets.empty() ||
-              type_expr->brackets[0].size() != info->size_params.size()) {
-            Error(
-                DiagKind::WrongTypeArgs, type_expr->span,
-                "struct `" + head.name.str() + "` takes " +
-                    std::to_string(info->size_params.size()) +
-                    " size argument(s): " + info->decl->name.name.str() + "[" +
-                    [&] {
-                      std::string names;
-                      for (const DimInfo* p : info->size_params)
-                        names += (names.empty() ? "" : ", ") + p->name.str();
-                      return names;
-                    }() +
-                    "]");
+        // `Dense[f64, i, o]`: the float argument of a struct with `T:
+        // float` comes first; without one the struct is at f32.
+        ScalarKind float_arg = ScalarKind::F32;
+        size_t skip = 0;
+        if (info->float_generic && !type_expr->brackets.empty() &&
+            !type_expr->brackets[0].empty()) {
+          const ast::Ident& first = type_expr->brackets[0].front();
+          const Symbol* param = scope->Lookup(first.name);
+          std::optional<ScalarKind> kind = ScalarFromName(first.name);
+          if (!kind && param && param->kind == Symbol::Kind::TypeParam &&
+              param->type->kind == Type::Kind::Scalar)
+            kind = ScalarKind::Float;  // the enclosing function's `T`
+          if (kind && !IsFloat(*kind)) {
+            Error(DiagKind::BadFloatArg, first.span,
+                  "the float argument of struct `" + head.name.str() +
+                      "` is f32, f64 or `T`, not " + first.name.str());
             return type_expr->type = types().Error();
           }
-          for (const ast::Ident& name : type_expr->brackets[0]) {
-            const DimInfo* dim = ResolveDimName(name, scope);
+          if (kind) {
+            float_arg = *kind;
+            skip = 1;
+          }
+        }
+        if (!info->size_params.empty() || skip) {
+          if (type_expr->brackets.empty() ||
+              type_expr->brackets[0].size() - skip !=
+                  info->size_params.size()) {
+            std::string names = info->float_generic ? "T" : "";
+            for (const DimInfo* p : info->size_params)
+              names += (names.empty() ? "" : ", ") + p->name.str();
+            Error(DiagKind::WrongTypeArgs, type_expr->span,
+                  "struct `" + head.name.str() + "` takes " +
+                      std::to_string(info->size_params.size()) +
+                      " size argument(s)" +
+                      (info->float_generic
+                           ? ", after an optional float type (f32 if left out)"
+                           : "") +
+                      ": " + info->decl->name.name.str() + "[" + names + "]");
+            return type_expr->type = types().Error();
+          }
+          for (size_t i = skip; i < type_expr->brackets[0].size(); ++i) {
+            const DimInfo* dim =
+                ResolveDimName(type_expr->brackets[0][i], scope);
             if (!dim) return type_expr->type = types().Error();
             args.push_back(dim);
           }
           first_lift = 1;
         }
-        result = types().Struct(info, std::move(args));
+        result = types().Struct(info, std::move(args), {}, float_arg);
       } else {
         Error(DiagKind::NotAType, head.span,
               "`" + head.name.str() + "` is not a type")
@@ -653,6 +707,7 @@ const Type* Checker::ResolveTypeExpr(ast::TypeExpr* type_expr,
     result = Lift(result, dims, type_expr->span);
   }
   if (!ok) result = types().Error();
+  type_expr->first_lift = first_lift;
   return type_expr->type = result;
 }
 

@@ -77,11 +77,13 @@ const Type* TypeContext::Tuple(std::vector<const Type*> elements) {
 }
 
 const Type* TypeContext::Struct(const StructInfo* info,
-                                std::vector<const DimInfo*> args, DimSet lift) {
+                                std::vector<const DimInfo*> args, DimSet lift,
+                                ScalarKind float_arg) {
   Type type;
   type.kind = Type::Kind::Struct;
   type.struct_info = info;
   type.struct_args = std::move(args);
+  type.struct_float = float_arg;
   type.dims = std::move(lift);
   return Make(std::move(type));
 }

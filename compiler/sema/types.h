@@ -86,7 +86,10 @@ class Type {
   std::vector<const Type*> elements;        // Tuple
   const StructInfo* struct_info = nullptr;  // Struct
   std::vector<const DimInfo*> struct_args;  // Struct: size arguments
-  const Callable* callable = nullptr;       // Function
+  // Struct: the float argument of a struct with `T: float` (`Dense[f64, i,
+  // o]`; Float is the enclosing function's `T`); F32 for every other struct.
+  ScalarKind struct_float = ScalarKind::F32;
+  const Callable* callable = nullptr;         // Function
   const TypeParamInfo* type_param = nullptr;  // TypeParam
 
   bool IsError() const { return kind == Kind::Error; }
@@ -110,7 +113,7 @@ class TypeContext {
   const Type* LitVar(LitVarId var, DimSet dims = {});
   const Type* Tuple(std::vector<const Type*> elements);
   const Type* Struct(const StructInfo* info, std::vector<const DimInfo*> args,
-                     DimSet lift = {});
+                     DimSet lift = {}, ScalarKind float_arg = ScalarKind::F32);
   const Type* Function(const Callable* callable);
   const Type* TypeParam(const TypeParamInfo* param);
 

@@ -66,9 +66,10 @@ class TypeExpr : public Node {
   // Tuple: the element types; empty for `()`. Function: the parameter types.
   std::vector<TypeExpr*> elements;
   TypeExpr* result = nullptr;  // Function: `-> T`
-  // Each `[...]` suffix in order. For a struct with size parameters the first
-  // one instantiates it; every other one lifts.
+  // Each `[...]` suffix in order. For a struct with size parameters (or
+  // `T: float`) the first one instantiates it; every other one lifts.
   std::vector<DimList> brackets;
+  size_t first_lift = 0;  // sema: the first bracket that lifts
 
   const sema::Type* type = nullptr;  // sema
 };
@@ -415,22 +416,23 @@ struct FieldDecl {
   TypeExpr* type = nullptr;
 };
 
-// `struct Dense[i, o] { w: f32[i, o], b: f32[o] }`
+// `P: space` or `T: float` among a function's (or `T: float` among a
+// struct's) size parameters: a type parameter (docs/language/generics.md).
+struct TypeParamDecl {
+  Ident name;
+  Ident bound;
+};
+
+// `struct Dense[T: float, i, o] { w: T[i, o], b: T[o] }`
 class StructDecl : public Decl {
  public:
   StructDecl() : Decl(Kind::Struct) {}
   static bool classof(const Decl* d) { return d->kind == Kind::Struct; }
   Ident name;
   std::vector<Ident> size_params;
+  std::vector<TypeParamDecl> type_params;  // `T: float`, at most one
   std::vector<FieldDecl> fields;
   sema::Symbol* symbol = nullptr;  // sema
-};
-
-// `P: space` among a function's size parameters: a type parameter, any
-// vector space of f32 (docs/language/generics.md).
-struct TypeParamDecl {
-  Ident name;
-  Ident bound;
 };
 
 // What a function's brackets declare: `[n, P: space]`.

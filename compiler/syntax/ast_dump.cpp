@@ -274,6 +274,8 @@ std::string Dump(const Decl* decl) {
       auto* d = llvm::cast<StructDecl>(decl);
       std::string out = "(struct " + d->name.name.str();
       if (!d->size_params.empty()) out += "[" + Join(d->size_params, ",") + "]";
+      for (const TypeParamDecl& param : d->type_params)
+        out += "[" + param.name.name.str() + ":" + param.bound.name.str() + "]";
       for (const FieldDecl& field : d->fields) {
         out += " (" + field.name.name.str() + " " + Dump(field.type) + ")";
       }

@@ -226,10 +226,9 @@ Parser::symbol_type yylex(ParseContext& ctx);
 %type <std::vector<ast::Pattern*>> pattern_list
 %type <ast::TypeExpr*> type type_atom array_type function_type opt_annotation opt_result
 %type <std::vector<ast::TypeExpr*>> type_list
-%type <std::vector<ast::Ident>> path ident_list opt_ident_list
+%type <std::vector<ast::Ident>> path
 %type <std::vector<ast::Ident>> dim_ref_list opt_dim_ref_list
 %type <ast::Ident> dim_ref
-%type <std::vector<ast::Ident>> opt_size_params
 %type <ast::FnBrackets> opt_fn_brackets fn_bracket_list
 %type <std::vector<ast::Param>> lambda_params lambda_param_list param_list opt_params
 %type <ast::Param> lambda_param param
@@ -265,17 +264,19 @@ decl
       d->size = $5;
       ctx.AddDecl(d);
     }
-  | "struct" Ident opt_size_params "{" field_decls "}" {
+  | "struct" Ident opt_fn_brackets "{" field_decls "}" {
       auto* d = ctx.New<ast::StructDecl>(@$);
       d->name = $2;
-      d->size_params = std::move($3);
+      d->size_params = std::move($3.size_params);
+      d->type_params = std::move($3.type_params);
       d->fields = std::move($5);
       ctx.AddDecl(d);
     }
-  | "struct" Ident opt_size_params "{" error "}" {
+  | "struct" Ident opt_fn_brackets "{" error "}" {
       auto* d = ctx.New<ast::StructDecl>(@$);
       d->name = $2;
-      d->size_params = std::move($3);
+      d->size_params = std::move($3.size_params);
+      d->type_params = std::move($3.type_params);
       ctx.AddDecl(d);
     }
   | attributes opt_export "fn" Ident opt_fn_brackets "(" opt_params ")"
@@ -342,11 +343,6 @@ opt_export
   | "export" { $$ = true; }
   ;
 
-opt_size_params
-  : %empty {}
-  | "[" opt_ident_list "]" { $$ = std::move($2); }
-  ;
-
 // A function's brackets: size parameters and `P: space` type parameters.
 opt_fn_brackets
   : %empty {}
@@ -401,16 +397,6 @@ field_decl
   ;
 
 opt_comma: %empty | "," ;
-
-opt_ident_list
-  : %empty {}
-  | ident_list opt_comma { $$ = std::move($1); }
-  ;
-
-ident_list
-  : Ident { $$.push_back($1); }
-  | ident_list "," Ident { $$ = std::move($1); $$.push_back($3); }
-  ;
 
 // ---------------------------------------------------------------------------
 // Types.

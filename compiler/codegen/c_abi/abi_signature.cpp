@@ -2,6 +2,7 @@
 // the written dim order and struct shapes) and its IR (for the layout).
 #include "compiler/codegen/c_abi/abi_signature.h"
 
+#include <llvm/ADT/ScopeExit.h>
 #include <llvm/ADT/StringExtras.h>
 
 #include <map>
@@ -59,12 +60,15 @@ std::string LeafTypeText(const AbiLeaf& leaf) {
   return text + "]";
 }
 
-// "Dense[feat, hidden]": a struct type with its size arguments.
+// "Dense[feat, hidden]": a struct type with its size (and float) arguments.
 std::string InstanceText(const sema::Type* type) {
   std::string text = type->struct_info->decl->name.name.str();
   std::string args;
-  for (size_t i = 0; i < type->struct_args.size(); ++i)
-    args += (i ? ", " : "") + type->struct_args[i]->name.str();
+  if (type->struct_info->float_generic &&
+      type->struct_float != sema::ScalarKind::F32)
+    args = sema::ScalarName(type->struct_float).str();
+  for (const sema::DimInfo* arg : type->struct_args)
+    args += (args.empty() ? "" : ", ") + arg->name.str();
   return args.empty() ? text : text + "[" + args + "]";
 }
 
@@ -108,6 +112,8 @@ class Describer {
   const sema::Program& program_;
   AbiModule& abi_;
   std::string& error_;
+  // The `T` of the float-generic struct whose fields are being described.
+  sema::ScalarKind struct_float_ = sema::ScalarKind::F32;
   AbiEntry* entry_ = nullptr;
   const ir::Function* function_ = nullptr;
   std::vector<PendingLeaf>* pending_ = nullptr;
@@ -180,6 +186,12 @@ int Describer::BuildStruct(const sema::Type* type, const ast::TypeExpr* expr,
                            std::vector<PendingLeaf>& leaves,
                            std::vector<int64_t>& offsets) {
   const sema::StructInfo* info = type->struct_info;
+  // A field's `T` is this instance's float type (a nested `Dense[T, …]`
+  // keeps the outer one).
+  sema::ScalarKind saved_float = struct_float_;
+  if (info->float_generic && type->struct_float != sema::ScalarKind::Float)
+    struct_float_ = type->struct_float;
+  auto restore = llvm::make_scope_exit([&] { struct_float_ = saved_float; });
   // The fields are written in terms of the struct's size parameters.
   NameMap field_names;
   for (size_t i = 0; i < info->size_params.size(); ++i)
@@ -188,15 +200,15 @@ int Describer::BuildStruct(const sema::Type* type, const ast::TypeExpr* expr,
           type->struct_args[i]->name.str();
   if (expr) {
     std::vector<std::string> more =
-        WrittenDims(expr->brackets, info->size_params.empty() ? 0 : 1, names);
+        WrittenDims(expr->brackets, expr->first_lift, names);
     lifts.insert(lifts.begin(), more.begin(), more.end());
   }
   AbiStruct c_struct;
   // The C struct serves every instantiation: it is documented generically.
   c_struct.delta_type = info->decl->name.name.str();
-  std::string generic;
+  std::string generic = info->float_generic ? "T" : "";
   for (size_t i = 0; i < info->size_params.size(); ++i)
-    generic += (i ? ", " : "") + info->size_params[i]->name.str();
+    generic += (generic.empty() ? "" : ", ") + info->size_params[i]->name.str();
   if (!generic.empty()) c_struct.delta_type += "[" + generic + "]";
   int64_t cursor = 0;
   for (size_t i = 0; i < info->field_types.size(); ++i) {
@@ -273,9 +285,12 @@ void Describer::AddFields(const sema::Type* type, const ast::TypeExpr* expr,
   std::string c_type = "int64_t";
   int64_t size = 8;
   if (type->kind == sema::Type::Kind::Scalar) {
-    switch (type->scalar) {
+    // `T` is the struct's float argument (an export fn is never generic).
+    sema::ScalarKind scalar =
+        type->scalar == sema::ScalarKind::Float ? struct_float_ : type->scalar;
+    switch (scalar) {
       case sema::ScalarKind::F32:
-      case sema::ScalarKind::Float:  // an export fn is never float-generic
+      case sema::ScalarKind::Float:
         c_type = "float", size = 4;
         break;
       case sema::ScalarKind::F64:
