@@ -176,17 +176,37 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
     });
   }
   // Every dim of the enclosing function may appear in the lambda's types.
-  for (auto [dim, ir_dim] : local_dims_) wrapped.dims.push_back(dim);
-  std::sort(wrapped.dims.begin(), wrapped.dims.end(),
-            [](const sema::DimInfo* a, const sema::DimInfo* b) {
-              return a->order < b->order;
+  // A size parameter of an inlined callee bound to a module dim stays that
+  // dim: the function passed for a parameter (`hvp(f, x, v)` with `f` on
+  // module dim n) computes on it, not on a copy of the same size.
+  // Two of them bound to one dim (an inlined callee's size parameter and
+  // the caller's dim it stands for) are one dim inside too.
+  DimSubst dims;
+  std::vector<std::pair<const sema::DimInfo*, const ir::Dim*>> enclosing(
+      local_dims_.begin(), local_dims_.end());
+  std::sort(enclosing.begin(), enclosing.end(),
+            [](const auto& a, const auto& b) {
+              return a.first->order < b.first->order;
             });
+  llvm::DenseMap<const ir::Dim*, const sema::DimInfo*> first_of;
+  std::vector<std::pair<const sema::DimInfo*, const sema::DimInfo*>> aliases;
+  for (auto [dim, ir_dim] : enclosing) {
+    bool module_dim = llvm::any_of(
+        module_->dims, [&](const auto& d) { return d.get() == ir_dim; });
+    if (module_dim) {
+      dims[dim] = ir_dim;
+    } else if (auto [it, inserted] = first_of.try_emplace(ir_dim, dim);
+               !inserted) {
+      aliases.push_back({dim, it->second});
+    } else {
+      wrapped.dims.push_back(dim);
+    }
+  }
 
   // The function: size parameters, the signature's parameters, captures.
   ir::Function* function =
       module_->AddFunction("lambda." + std::to_string(wrapped_count_++));
   wrapped.function = function;
-  DimSubst dims;
   auto add_size = [&](const sema::DimInfo* dim) {
     ir::Value* size = function->NewValue(
         ir::Type{ir::ElemKind::I64, nullptr, {}}, dim->name.str());
@@ -195,6 +215,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
   };
   for (const sema::DimInfo* dim : signature->size_params) add_size(dim);
   for (const sema::DimInfo* dim : wrapped.dims) add_size(dim);
+  for (auto [alias, first] : aliases) dims[alias] = dims[first];
   auto add_param = [&](ir::Type type, const std::string& name) {
     return function->AddParam(std::move(type), name);
   };

@@ -247,6 +247,25 @@ const Signature* Checker::DerivedSignature(
   return callable->signature.get();
 }
 
+const Signature* Checker::KnownSignature(const Callable* callable) {
+  switch (callable->kind) {
+    case Callable::Kind::Fn: {
+      CheckFnSignature(callable->fn);
+      const Signature& signature = callable->fn->signature;
+      // A generic function's types are in its own parameters.
+      bool generic = !signature.size_params.empty() ||
+                     !signature.type_params.empty() || signature.float_generic;
+      return generic ? nullptr : &signature;
+    }
+    case Callable::Kind::Lambda:
+    case Callable::Kind::Pullback:
+    case Callable::Kind::Param:
+      return callable->signature.get();
+    default:
+      return nullptr;
+  }
+}
+
 const Signature* Checker::GetSignature(
     const Callable* callable, const std::vector<const Type*>* arg_types,
     Span use) {
@@ -474,6 +493,42 @@ const Type* Checker::ApplySignature(const Signature& signature,
     }
   }
   if (failed) return types().Error();
+  // A size parameter that only a function parameter's type mentions (the
+  // output dim m of `jacfwd(f: fn(T[n]) -> T[m], x: T[n])`) is bound by
+  // the function passed, where its type leaves one dim for it.
+  for (const FunctionArg& f : function_args) {
+    const Signature* given = KnownSignature(f.given);
+    const Signature& declared = *f.declared->signature;
+    if (!given || given->params.size() != declared.params.size()) continue;
+    std::function<void(const Type*, const Type*)> bind = [&](const Type* param,
+                                                             const Type* arg) {
+      param = Resolve(param);
+      arg = Resolve(arg);
+      if (param->kind == Type::Kind::Tuple && arg->kind == Type::Kind::Tuple &&
+          param->elements.size() == arg->elements.size()) {
+        for (size_t k = 0; k < param->elements.size(); ++k)
+          bind(param->elements[k], arg->elements[k]);
+      }
+      if (!param->IsLeaf() || !arg->IsLeaf()) return;
+      DimSet known;
+      std::vector<const DimInfo*> unknown;
+      for (const DimInfo* dim : param->dims) {
+        auto it = forced.find(dim);
+        if (it != forced.end())
+          known.Insert(it->second);
+        else if (is_size_param(dim))
+          unknown.push_back(dim);
+        else
+          known.Insert(dim);
+      }
+      DimSet rest = arg->dims.Minus(known);
+      if (unknown.size() == 1 && rest.size() == 1)
+        forced.emplace(unknown[0], rest[0]);
+    };
+    for (size_t k = 0; k < declared.params.size(); ++k)
+      bind(declared.params[k], given->params[k]);
+    bind(declared.result, given->result);
+  }
   std::optional<ScalarKind> float_kind;
   if (!BindFloatParam(signature, type_args, float_arg, arg_spans, name,
                       call_span, &float_kind))

@@ -220,6 +220,10 @@ class Checker {
   std::vector<llvm::StringRef> ParamNames(const Callable* callable);
   // Whether the signature is known without seeing a call's arguments.
   bool HasStaticSignature(const Callable* callable);
+  // The signature of a function value when it is already known without
+  // checking anything (a declared non-generic function, a typed parameter,
+  // a pullback, a lambda checked before); null otherwise.
+  const Signature* KnownSignature(const Callable* callable);
   const Callable* FnCallable(FnInfo* fn);
 
   // --- Generic functions (check_generics.cpp) ------------------------------

@@ -15,6 +15,7 @@
 #include "compiler/transforms/opt/fuse_elementwise.h"
 #include "compiler/transforms/opt/fuse_maps.h"
 #include "compiler/transforms/opt/inline_calls.h"
+#include "compiler/transforms/opt/reduce_powers.h"
 #include "compiler/transforms/opt/reuse_map_results.h"
 #include "compiler/transforms/opt/simplify.h"
 
@@ -60,6 +61,8 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
       &Pass("demap"),
       &Pass("simplify"),
       &Pass("fold-constants"),
+      // After folding, which turns AD's exponents k - 1 into constants.
+      &Pass("reduce-powers"),
       &Pass("eliminate-common-subexpressions"),
       &Pass("eliminate-dead-code"),
   };

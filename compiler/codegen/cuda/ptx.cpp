@@ -50,6 +50,8 @@ std::string DeviceMathName(llvm::Function& callee) {
       return name("cos");
     case llvm::Intrinsic::pow:
       return name("pow");
+    case llvm::Intrinsic::powi:
+      return name("powi");
     case llvm::Intrinsic::not_intrinsic:
       break;
     default:

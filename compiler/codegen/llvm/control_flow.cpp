@@ -60,6 +60,8 @@ bool CallsScalarOnly(const llvm::BasicBlock* first, bool vector_math) {
   return AnyCall(first, [&](const llvm::Function* callee) {
     if (callee == nullptr) return true;
     if (IsVectorMath(*callee)) return !vector_math;
+    // powi's exponent varies along the loop where codegen emits it.
+    if (callee->getIntrinsicID() == llvm::Intrinsic::powi) return true;
     return !callee->isIntrinsic();
   });
 }

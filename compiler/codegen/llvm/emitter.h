@@ -378,6 +378,8 @@ class FunctionEmitter {
                         llvm::ArrayRef<llvm::Value*> args);
   llvm::Value* CallIntrinsic(llvm::Intrinsic::ID id, llvm::Value* x,
                              llvm::Value* y = nullptr);
+  // x ^ y of floats: llvm.powi at -O3 where y is a converted integer.
+  llvm::Value* EmitPow(llvm::Value* x, llvm::Value* y);
 
   ModuleContext& module_;
   const ir::Function& function_;
