@@ -13,6 +13,16 @@ namespace delta::codegen {
 // remainders than in the vector loop. Masked lanes compute on whatever the
 // masked loads give and are thrown away; the math functions have no side
 // effects.
+// Note [Compile-time budgets]: LLVM fully unrolls a loop of a few
+// iterations before it vectorizes, so a loop around a loop that stays a
+// loop (a trip count unknown or above this) became that many vectorized
+// loops, each with its remainder and run-time checks: GradBench ht's
+// products of transforms over bones, 4 x 4 copies each. Such a loop
+// carries llvm.loop.unroll.disable. Inner loops up to 16 iterations are
+// unrolled into straight-line code anyway (a [4, 5] map stays one block
+// of vector code).
+constexpr int64_t kUnrolledOuterMaxInnerTrips = 16;
+
 namespace {
 // Whether `callee` is a math function that -O3 maps to libmvec.
 bool IsVectorMath(const llvm::Function& callee) {
@@ -81,9 +91,17 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
   builder_.CreateCondBr(builder_.CreateICmpSLT(i, hi), body_block, exit);
   builder_.SetInsertPoint(body_block);
   int loops_before = loops_emitted_;
+  int long_loops_before = long_loops_emitted_;
   body(i);
   bool innermost = loops_emitted_ == loops_before;
+  bool around_long_loop = long_loops_emitted_ != long_loops_before;
   ++loops_emitted_;
+  auto* constant_lo = llvm::dyn_cast<llvm::ConstantInt>(lo);
+  auto* constant_hi = llvm::dyn_cast<llvm::ConstantInt>(hi);
+  if (constant_lo == nullptr || constant_hi == nullptr ||
+      constant_hi->getSExtValue() - constant_lo->getSExtValue() >
+          kUnrolledOuterMaxInnerTrips)
+    ++long_loops_emitted_;
   builder_.CreateStore(builder_.CreateAdd(i, builder_.getInt64(1)), counter);
   llvm::BranchInst* latch = builder_.CreateBr(header);
   std::vector<llvm::Metadata*> loop_properties = {nullptr};
@@ -101,6 +119,9 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
     loop_properties.push_back(llvm::MDNode::get(
         context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
                    llvm::ConstantAsMetadata::get(builder_.getTrue())}));
+  if (around_long_loop)
+    loop_properties.push_back(llvm::MDNode::get(
+        context_, {llvm::MDString::get(context_, "llvm.loop.unroll.disable")}));
   if (loop_properties.size() > 1) {
     llvm::MDNode* loop = llvm::MDNode::getDistinct(context_, loop_properties);
     loop->replaceOperandWith(0, loop);

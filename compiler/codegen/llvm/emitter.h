@@ -401,6 +401,9 @@ class FunctionEmitter {
       dim_ranges_;
   // Loops EmitFor has made, to tell an innermost loop from the others.
   int loops_emitted_ = 0;
+  // Those of them that stay loops after LLVM's full unrolling (Note
+  // [Compile-time budgets] in control_flow.cpp).
+  int long_loops_emitted_ = 0;
   // EmitFor asks LLVM to vectorize innermost parallel loops, whatever its
   // cost model says (Note [One-hot dims]).
   bool force_vectorize_ = false;

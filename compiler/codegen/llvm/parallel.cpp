@@ -26,6 +26,11 @@ constexpr int64_t kParallelWork = 1 << 15;
 // 16 on one.
 constexpr int64_t kParallelWorkInSequentialLoop = 1 << 17;
 
+// The work from which a nest runs on the pool.
+int64_t ParallelWork(int sequential_loops) {
+  return sequential_loops > 0 ? kParallelWorkInSequentialLoop : kParallelWork;
+}
+
 // The blocks reachable from `entry` without passing `exit`.
 std::vector<llvm::BasicBlock*> RegionBlocks(llvm::BasicBlock* entry,
                                             llvm::BasicBlock* exit) {
@@ -122,6 +127,16 @@ void FunctionEmitter::EmitIndependentNest(llvm::ArrayRef<const ir::Dim*> dims,
 void FunctionEmitter::EmitOutlinedFor(
     llvm::Value* n, llvm::Value* work,
     const std::function<void(llvm::Value*)>& body, llvm::MDNode* group) {
+  // Note [Compile-time budgets]: a nest whose work is a constant below the
+  // threshold always runs here, so it is not outlined at all.
+  auto* constant_work = llvm::dyn_cast<llvm::ConstantInt>(work);
+  if (constant_work != nullptr &&
+      constant_work->getSExtValue() < ParallelWork(sequential_loops_)) {
+    in_parallel_nest_ = true;
+    EmitFor(builder_.getInt64(0), n, body, group);
+    in_parallel_nest_ = false;
+    return;
+  }
   // The range of one chunk: distinct values defined outside the region,
   // so that the extracted function takes them as arguments.
   llvm::Value* lo = builder_.CreateFreeze(builder_.getInt64(0), "chunk.lo");
@@ -173,6 +188,10 @@ void FunctionEmitter::EmitOutlinedFor(
   for (const llvm::Attribute& attribute :
        llvm_function_->getAttributes().getFnAttrs())
     trampoline->addFnAttr(attribute);
+  // Note [Compile-time budgets]: the call for small work below stays a
+  // call, so that the nest is optimized and compiled once, not twice.
+  if (constant_work == nullptr)
+    trampoline->addFnAttr(llvm::Attribute::NoInline);
   {
     llvm::IRBuilder<> inner(
         llvm::BasicBlock::Create(context_, "entry", trampoline));
@@ -202,9 +221,7 @@ void FunctionEmitter::EmitOutlinedFor(
     builder_.CreateStore(captured[i],
                          builder_.CreateStructGEP(ctx_type, ctx, i));
   llvm::Value* large = builder_.CreateICmpSGE(
-      work,
-      builder_.getInt64(sequential_loops_ > 0 ? kParallelWorkInSequentialLoop
-                                              : kParallelWork));
+      work, builder_.getInt64(ParallelWork(sequential_loops_)));
   llvm::Instruction* then_point = nullptr;
   llvm::Instruction* else_point = nullptr;
   llvm::SplitBlockAndInsertIfThenElse(large, call, &then_point, &else_point);
