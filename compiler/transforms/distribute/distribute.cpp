@@ -181,26 +181,6 @@ class Distributor {
   ir::Builder builder_;
 };
 
-// The C ABI passes whole arrays: an exported function cannot take or
-// return one with the sharded dim yet (docs/distributed.md).
-void CheckBoundary(const ir::Function& function,
-                   std::vector<Problem>& problems) {
-  std::vector<ir::Type> types = function.result_types;
-  for (const Value* param : function.params) types.push_back(param->type);
-  for (const ir::Type& type : types)
-    if (const Dim* dim = FirstSharded({type.dims.begin(), type.dims.end()})) {
-      ir::Loc loc;
-      if (!function.body->ops.empty()) loc = function.body->ops.front()->loc;
-      problems.push_back(
-          {loc, "export fn `" + function.name +
-                    "` takes or returns an array with the sharded dim `" +
-                    dim->name +
-                    "`: the C ABI does not pass blocks yet; export a "
-                    "function of the block's own size parameter instead"});
-      return;
-    }
-}
-
 }  // namespace
 
 std::vector<Problem> Distribute(ir::Module& module) {
@@ -212,7 +192,6 @@ std::vector<Problem> Distribute(ir::Module& module) {
   batch::Demap(module);
   for (const auto& function : module.functions) {
     if (function->body) Distributor(*function).Run(problems);
-    if (function->is_export) CheckBoundary(*function, problems);
   }
   for (const auto& dim : module.dims)
     if (dim->sharded && dim->constant) {
