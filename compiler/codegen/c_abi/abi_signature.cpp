@@ -583,6 +583,11 @@ bool DescribeLibrary(const sema::Program& program, const ir::Module& module,
   }
   abi.source_name = main->path;
   for (const auto& dim : module.dims) {
+    // Dims the compiler made (the distribute pass's "shard.fold") have
+    // names no C macro can take, and no argument has them.
+    if (!llvm::all_of(dim->name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      continue;
     if (dim->constant || dim->global_constant)
       abi.constant_dims.emplace_back(dim->name, GlobalSize(*dim));
     if (dim->sharded) abi.sharded_dim = dim->name;
