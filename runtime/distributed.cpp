@@ -201,6 +201,7 @@ void delta_shard_finalize(void) {
   initialized_here = false;
   const char* stats = std::getenv("DELTA_SHARD_STATS");
   if (stats != nullptr && std::strcmp(stats, "1") == 0) {
+    std::fflush(stdout);
     double total = MPI_Wtime() - start_time;
     std::fprintf(stderr,
                  "delta shard stats: process %d of %d: %.6f s in %lld MPI "
