@@ -107,7 +107,8 @@ void model_context_destroy(model_context* ctx);
 model_status model_context_set_device_memory(model_context* ctx,
                                              int32_t device_memory);
 /* A library with a @shard dim (docs/distributed.md) runs on the processes
-   of an MPI communicator: call this once per process, after MPI_Init, with
+   of an MPI communicator: every process of it calls this (the library
+   duplicates it, for every context of the process), after MPI_Init, with
    its Fortran handle, MPI_Comm_c2f(comm) (with <mpi.h> included before this
    header, model_context_set_comm takes the MPI_Comm). Each process then
    passes its block of every array with the sharded dim. ERROR_ARGUMENT: MPI
