@@ -5,7 +5,8 @@
 # steps) minus the median of 5 runs of (0 steps), so that start-up,
 # MPI_Init and data generation do not count; then the time inside MPI per
 # step on 2 processes (DELTA_SHARD_STATS=1, the same difference, each
-# process's median). Needs MPI (scripts/setup.sh) and an idle machine.
+# process's median). PROGRAMS="gmm_step" runs one. Needs MPI
+# (scripts/setup.sh) and an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")"
 DLC=${DLC:-../../build/release/bin/dlc}
@@ -31,7 +32,7 @@ in_mpi() {  # median seconds inside MPI of process $1 over 5 runs of the rest
   done | median
 }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
-for name in mlp_step gmm_step; do
+for name in ${PROGRAMS:-mlp_step gmm_step}; do
   "$DLC" build "$name.dl" -o "$work/$name"
   for processes in 1 2; do
     base=$(wall mpirun -np "$processes" "$work/$name" 0)
