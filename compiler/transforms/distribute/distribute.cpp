@@ -137,19 +137,17 @@ class Distributor {
     }
     Complete(op, [&](Value* partial) {
       const ir::Type& type = partial->type;
-      auto one = [&](ir::ElemKind elem, int64_t value) {
-        return elem == ir::ElemKind::Bool ? builder_.BoolConst(value != 0)
-               : ir::IsFloat(elem)
-                   ? builder_.FloatConst(elem, static_cast<double>(value))
-                   : builder_.IntConst(elem, value);
-      };
+      ir::ElemKind elem = type.elem;
+      Value* zero = elem == ir::ElemKind::Bool ? builder_.BoolConst(false)
+                    : ir::IsFloat(elem)        ? builder_.FloatConst(elem, 0)
+                                               : builder_.IntConst(elem, 0);
       // This process's partial on process k, zeros elsewhere: summed, p_k.
       Value* me = Collective(OpKind::Exscan, ir::ReduceKind::Sum,
                              builder_.IntConst(ir::ElemKind::I64, 1));
       auto take = [&](Value* k) {
-        return Collective(OpKind::Allreduce, ir::ReduceKind::Sum,
-                          builder_.Select(builder_.Binary(OpKind::Eq, me, k),
-                                          partial, one(type.elem, 0)));
+        return Collective(
+            OpKind::Allreduce, ir::ReduceKind::Sum,
+            builder_.Select(builder_.Binary(OpKind::Eq, me, k), partial, zero));
       };
       Value* processes = Collective(OpKind::Allreduce, ir::ReduceKind::Sum,
                                     builder_.IntConst(ir::ElemKind::I64, 1));
