@@ -97,6 +97,15 @@ config.substitutions.append(
     ("%mpi_compare",
      f"{python} {os.path.join(utils, 'mpi_compare.py')} "
      f"{config.delta_mpirun} {config.dlc_path}"))
+# `%mpirun -np P cmd…` runs cmd under mpirun with a timeout (utils/
+# mpi_run.py); `%mpi_flags` compiles and links a C program with MPI.
+config.substitutions.append(
+    ("%mpirun",
+     f"{python} {os.path.join(utils, 'mpi_run.py')} {config.delta_mpirun}"))
+config.substitutions.append(
+    ("%mpi_flags",
+     " ".join([f"-I{d}" for d in config.delta_mpi_include.split(";") if d] +
+              [lib for lib in config.delta_mpi_libraries.split(";") if lib])))
 # vm.overcommit_memory = 1: the kernel grants any allocation, so a request
 # far beyond memory succeeds and the OOM killer ends the process later.
 def always_overcommits():

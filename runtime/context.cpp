@@ -17,8 +17,11 @@
 // Weak: linked only into libraries with a sharded dim (distributed.h).
 extern "C" int32_t delta_shard_use_comm(int64_t fortran_comm)
     __attribute__((weak));
-extern "C" int32_t delta_shard_running(void) __attribute__((weak));
-extern "C" void delta_shard_abort(int32_t status) __attribute__((weak));
+extern "C" void delta_shard_report_failure(const char* message)
+    __attribute__((weak));
+extern "C" void delta_shard_agree(void) __attribute__((weak));
+extern "C" int64_t delta_shard_extent(int64_t global) __attribute__((weak));
+extern "C" int64_t delta_shard_offset(int64_t global) __attribute__((weak));
 
 struct DeltaContext {
   int32_t num_threads = 0;
@@ -62,14 +65,15 @@ thread_local Guard* current_guard = nullptr;
                   file, line, column, message);
   else
     std::snprintf(guard->message, sizeof guard->message, "error: %s", message);
-  // The other processes of a sharded run would wait for this one forever
-  // in their next collective: report the error and stop them all.
-  if (delta_shard_running != nullptr && delta_shard_running()) {
-    std::fprintf(stderr, "%s\n", guard->message);
-    std::fflush(stderr);
-    delta_shard_abort(1);
-  }
   std::longjmp(guard->jump, 1);
+}
+
+// The size of a dim that is not a size parameter: its constant, or for
+// the sharded dim this process's block of it.
+int64_t ConstantSize(const DeltaAbiDim& dim) {
+  if (dim.size_param == DELTA_ABI_SHARDED && delta_shard_extent != nullptr)
+    return delta_shard_extent(dim.constant);
+  return dim.constant;
 }
 
 void FreeAll(BufferHeader& list) {
@@ -198,6 +202,8 @@ int32_t RunGuarded(Guard& guard, const GuardedCall& call) {
       AdoptInputs(call, call.params);
     }
     call.body(call.sizes, call.params, call.results);
+    // A call succeeds on every process of a sharded library or on none.
+    if (delta_shard_agree != nullptr) delta_shard_agree();
     if (call.device != nullptr) {
       WriteDeviceResults(call);
       for (int64_t i = 0; i < call.num_results; ++i)
@@ -470,6 +476,15 @@ class Invocation {
   // first occurrence.
   bool CheckDim(const DeltaAbiLeaf& leaf, const DeltaAbiDim& dim,
                 int64_t size) {
+    if (dim.size_param == DELTA_ABI_SHARDED) {
+      if (size == ConstantSize(dim)) return true;
+      return Fail(DELTA_STATUS_ERROR_SIZE,
+                  std::string(leaf.name) + " has size " + std::to_string(size) +
+                      " in dim " + dim.name + ", which is sharded: this " +
+                      "process's block holds " +
+                      std::to_string(ConstantSize(dim)) + " of its " +
+                      std::to_string(dim.constant) + " (see shard_block)");
+    }
     if (dim.size_param < 0) {
       if (size == dim.constant) return true;
       return Fail(DELTA_STATUS_ERROR_SIZE,
@@ -492,7 +507,7 @@ class Invocation {
   }
 
   int64_t DimSize(const DeltaAbiDim& dim) const {
-    return dim.size_param < 0 ? dim.constant
+    return dim.size_param < 0 ? ConstantSize(dim)
                               : sizes_[static_cast<size_t>(dim.size_param)];
   }
 
@@ -797,6 +812,15 @@ int32_t delta_context_set_mpi_comm(DeltaContext* context,
   return DELTA_STATUS_OK;
 }
 
+int32_t delta_context_shard_block(const DeltaContext* context, int64_t global,
+                                  int64_t* offset, int64_t* extent) {
+  if (context == nullptr || offset == nullptr || extent == nullptr)
+    return DELTA_STATUS_ERROR_NULL;
+  *offset = delta_shard_offset != nullptr ? delta_shard_offset(global) : 0;
+  *extent = delta_shard_extent != nullptr ? delta_shard_extent(global) : global;
+  return DELTA_STATUS_OK;
+}
+
 void delta_context_destroy(DeltaContext* context) {
   if (context == nullptr) return;
   if (context->device_session != nullptr)
@@ -852,6 +876,9 @@ int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
                    context->device_session)
             .Run(error);
     delta_set_serial(0);
+    // The other processes would wait for this one in their collectives.
+    if (status != DELTA_STATUS_OK && delta_shard_report_failure != nullptr)
+      delta_shard_report_failure(error.c_str());
     context->last_error = std::move(error);
     return status;
   } catch (const std::bad_alloc&) {
@@ -874,7 +901,7 @@ int32_t delta_abi_result_sizes(const DeltaAbiEntry* entry, const int64_t* sizes,
     for (int64_t k = 0; k < leaf.rank; ++k) {
       const DeltaAbiDim& dim = leaf.dims[k];
       *result_sizes++ =
-          dim.size_param < 0 ? dim.constant : sizes[dim.size_param];
+          dim.size_param < 0 ? ConstantSize(dim) : sizes[dim.size_param];
     }
     int64_t count = 0;
     if (delta_element_count(leaf.rank, first, &count) != 0)

@@ -36,13 +36,20 @@ int32_t delta_context_set_device_memory(DeltaContext* context,
    handle is `fortran_comm` (MPI_Comm_c2f), for every context of the
    process (docs/distributed.md). */
 int32_t delta_context_set_mpi_comm(DeltaContext* context, int64_t fortran_comm);
+/* The block of the sharded dim (of `global` positions) that this process
+   holds: the global position of its first element and its size. */
+int32_t delta_context_shard_block(const DeltaContext* context, int64_t global,
+                                  int64_t* offset, int64_t* extent);
 /* The message of the last failed call on `context` ("" after success);
    valid until the next call on the context. */
 const char* delta_context_last_error(const DeltaContext* context);
 const char* delta_status_string(int32_t status);
 
 /* One dim of a leaf, as the exported signature writes it: a size parameter
-   of the function (size_param >= 0) or a constant. */
+   of the function (size_param >= 0), a constant, or the sharded dim
+   (size_param = DELTA_ABI_SHARDED, constant: its global size), whose size
+   at the boundary is this process's block. */
+enum { DELTA_ABI_SHARDED = -2 };
 typedef struct DeltaAbiDim {
   const char* name;
   int64_t size_param;

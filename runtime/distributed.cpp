@@ -5,8 +5,10 @@
 #include "runtime/distributed.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "runtime/format.h"
@@ -37,7 +39,7 @@ MPI_Comm comm = MPI_COMM_NULL;
 // Whether `mpirun` (OpenMPI, MPICH's Hydra, or PMIx) started this process:
 // outside it a one-process run needs no MPI at all.
 bool UnderMpirun() {
-  for (const char* name : {"Ocomm_SIZE", "PMI_SIZE", "PMIX_RANK"})
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
     if (std::getenv(name) != nullptr) return true;
   return false;
 }
@@ -76,6 +78,87 @@ constexpr int64_t kMaxPiece = 1 << 30;
 // Whether delta_shard_init initialized MPI (then delta_shard_finalize
 // finalizes it; an embedding program does both itself).
 bool initialized_here = false;
+
+// See Note [Failures in a library] in docs/internals/distribute.md. An
+// embedding program's communicator is duplicated (its own messages never
+// meet ours); collectives on it are non-blocking and wait while watching
+// for a failure message from another process.
+bool embedded = false;
+// A process failed during a call: collectives of the failed call may stay
+// unmatched, so nothing more runs on `comm` until the next
+// delta_shard_use_comm.
+bool broken = false;
+constexpr int kFailTag = 0x44fa;
+// Failure messages being sent: MPI reads them after the call returns.
+std::vector<std::string>* sent_failures = nullptr;
+
+// Seconds spent inside MPI calls, and how many (DELTA_SHARD_STATS=1).
+double mpi_seconds = 0;
+int64_t mpi_calls = 0;
+double start_time = 0;  // MPI_Wtime after delta_shard_init
+
+// Times one MPI call into mpi_seconds.
+class MpiTimer {
+ public:
+  MpiTimer() : start_(MPI_Wtime()) {}
+  ~MpiTimer() {
+    mpi_seconds += MPI_Wtime() - start_;
+    ++mpi_calls;
+  }
+
+ private:
+  double start_;
+};
+
+[[noreturn]] void FailBroken() {
+  delta_set_location(nullptr, 0, 0, nullptr);
+  delta_fail(nullptr, 0, 0,
+             "a call failed on another process, so the communicator of "
+             "this library is unusable: call the library's "
+             "context_set_mpi_comm again on every process");
+  std::abort();
+}
+
+// Waits for a collective; in a library, fails (delta_fail) when another
+// process reports a failure instead of joining it.
+void Wait(MPI_Request& request) {
+  if (!embedded) {
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    return;
+  }
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    int failed = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kFailTag, comm, &failed, &status);
+    if (!failed) continue;
+    int length = 0;
+    MPI_Get_count(&status, MPI_CHAR, &length);
+    std::string message(static_cast<size_t>(std::max(length, 1)), '\0');
+    MPI_Recv(message.data(), length, MPI_CHAR, status.MPI_SOURCE, kFailTag,
+             comm, MPI_STATUS_IGNORE);
+    broken = true;
+    std::string text = "process " + std::to_string(status.MPI_SOURCE) +
+                       " of the communicator failed: " + message.c_str();
+    // The error is the other process's, not at this one's last op.
+    delta_set_location(nullptr, 0, 0, nullptr);
+    delta_fail(nullptr, 0, 0, text.c_str());
+  }
+}
+
+void Allreduce(void* data, int count, MPI_Datatype type, MPI_Op op) {
+  MpiTimer timer;
+  if (!embedded) {
+    MPI_Allreduce(MPI_IN_PLACE, data, count, type, op, comm);
+    return;
+  }
+  if (broken) FailBroken();
+  MPI_Request request;
+  MPI_Iallreduce(MPI_IN_PLACE, data, count, type, op, comm, &request);
+  Wait(request);
+}
 #endif
 
 }  // namespace
@@ -95,6 +178,7 @@ void delta_shard_init(void) {
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     initialized_here = true;
   }
+  start_time = MPI_Wtime();
   comm = MPI_COMM_WORLD;
   int r = 0, p = 1;
   MPI_Comm_rank(comm, &r);
@@ -115,6 +199,17 @@ void delta_shard_finalize(void) {
   // through it, and finalizing would then wait for the processes it kills.
   if (!initialized_here) return;
   initialized_here = false;
+  const char* stats = std::getenv("DELTA_SHARD_STATS");
+  if (stats != nullptr && std::strcmp(stats, "1") == 0) {
+    std::fflush(stdout);
+    double total = MPI_Wtime() - start_time;
+    std::fprintf(stderr,
+                 "delta shard stats: process %d of %d: %.6f s in %lld MPI "
+                 "calls, %.6f s since MPI_Init (%.2f%%)\n",
+                 rank, processes, mpi_seconds,
+                 static_cast<long long>(mpi_calls), total,
+                 total > 0 ? 100 * mpi_seconds / total : 0.0);
+  }
   active = false;
   MPI_Finalize();
 #endif
@@ -125,11 +220,19 @@ int32_t delta_shard_use_comm(int64_t fortran_comm) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) return -1;
-  comm = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_comm));
+  MPI_Comm given = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_comm));
+  MPI_Comm own = MPI_COMM_NULL;
   int r = 0, p = 1;
-  if (MPI_Comm_rank(comm, &r) != MPI_SUCCESS ||
-      MPI_Comm_size(comm, &p) != MPI_SUCCESS)
+  if (given == MPI_COMM_NULL || MPI_Comm_dup(given, &own) != MPI_SUCCESS ||
+      MPI_Comm_rank(own, &r) != MPI_SUCCESS ||
+      MPI_Comm_size(own, &p) != MPI_SUCCESS)
     return -1;
+  // A broken communicator may have collectives that never complete: it is
+  // left alone rather than freed.
+  if (embedded && !broken) MPI_Comm_free(&comm);
+  comm = own;
+  embedded = true;
+  broken = false;
   rank = r;
   processes = p;
   active = p > 1;
@@ -137,6 +240,33 @@ int32_t delta_shard_use_comm(int64_t fortran_comm) {
 #else
   (void)fortran_comm;
   return -1;
+#endif
+}
+
+void delta_shard_report_failure(const char* message) {
+#ifdef DELTA_HAVE_MPI
+  if (!embedded || !active || broken) return;
+  broken = true;
+  if (sent_failures == nullptr) sent_failures = new std::vector<std::string>;
+  sent_failures->emplace_back(message);
+  std::string& text = sent_failures->back();
+  for (int32_t to = 0; to < processes; ++to) {
+    if (to == rank) continue;
+    MPI_Request request;
+    MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, to,
+              kFailTag, comm, &request);
+    MPI_Request_free(&request);
+  }
+#else
+  (void)message;
+#endif
+}
+
+void delta_shard_agree(void) {
+#ifdef DELTA_HAVE_MPI
+  if (!embedded || !active) return;
+  int32_t nothing = 0;
+  Allreduce(&nothing, 1, MPI_INT32_T, MPI_SUM);
 #endif
 }
 
@@ -168,8 +298,8 @@ void delta_shard_allreduce(int32_t elem, int32_t combine, void* data,
   auto* bytes = static_cast<char*>(data);
   for (int64_t done = 0; done < count; done += kMaxPiece) {
     int piece = static_cast<int>(std::min(kMaxPiece, count - done));
-    MPI_Allreduce(MPI_IN_PLACE, bytes + done * delta_elem_bytes(elem), piece,
-                  TypeOf(elem), OpOf(combine), comm);
+    Allreduce(bytes + done * delta_elem_bytes(elem), piece, TypeOf(elem),
+              OpOf(combine));
   }
 #else
   (void)elem, (void)combine, (void)data, (void)count;
@@ -180,14 +310,18 @@ void delta_shard_exscan_sum(int32_t elem, void* data, int64_t count) {
   int64_t bytes = count * delta_elem_bytes(elem);
 #ifdef DELTA_HAVE_MPI
   if (active) {
+    if (broken) FailBroken();
     std::vector<char> mine(static_cast<char*>(data),
                            static_cast<char*>(data) + bytes);
     auto* out = static_cast<char*>(data);
     for (int64_t done = 0; done < count; done += kMaxPiece) {
       int piece = static_cast<int>(std::min(kMaxPiece, count - done));
       int64_t at = done * delta_elem_bytes(elem);
-      MPI_Exscan(mine.data() + at, out + at, piece, TypeOf(elem), MPI_SUM,
-                 comm);
+      MpiTimer timer;
+      MPI_Request request;
+      MPI_Iexscan(mine.data() + at, out + at, piece, TypeOf(elem), MPI_SUM,
+                  comm, &request);
+      Wait(request);
     }
     // MPI leaves the first process's buffer undefined: the empty sum.
     if (rank == 0) std::memset(data, 0, bytes);
@@ -203,6 +337,8 @@ void delta_shard_gather(int64_t elem_bytes, const void* block, int64_t outer,
   int64_t block_bytes = outer * extent * inner * elem_bytes;
 #ifdef DELTA_HAVE_MPI
   if (active) {
+    if (broken) FailBroken();
+    MpiTimer timer;
     // Each process's block arrives whole (one message each); the root
     // then interleaves them along the axis.
     std::vector<char> staged(rank == root ? outer * global * inner * elem_bytes
@@ -216,10 +352,13 @@ void delta_shard_gather(int64_t elem_bytes, const void* block, int64_t outer,
         if (from == root)
           std::memcpy(staged.data() + at, block, bytes);
         else
-          for (int64_t done = 0; done < bytes; done += kMaxPiece)
-            MPI_Recv(staged.data() + at + done,
-                     static_cast<int>(std::min(kMaxPiece, bytes - done)),
-                     MPI_BYTE, from, 0, comm, MPI_STATUS_IGNORE);
+          for (int64_t done = 0; done < bytes; done += kMaxPiece) {
+            MPI_Request request;
+            MPI_Irecv(staged.data() + at + done,
+                      static_cast<int>(std::min(kMaxPiece, bytes - done)),
+                      MPI_BYTE, from, 0, comm, &request);
+            Wait(request);
+          }
         // Block `from` lands at its offset along the axis of each row.
         int64_t offset = from * (global / processes) +
                          std::min<int64_t>(from, global % processes);
@@ -232,10 +371,13 @@ void delta_shard_gather(int64_t elem_bytes, const void* block, int64_t outer,
       }
     } else {
       const char* bytes = static_cast<const char*>(block);
-      for (int64_t done = 0; done < block_bytes; done += kMaxPiece)
-        MPI_Send(bytes + done,
-                 static_cast<int>(std::min(kMaxPiece, block_bytes - done)),
-                 MPI_BYTE, root, 0, comm);
+      for (int64_t done = 0; done < block_bytes; done += kMaxPiece) {
+        MPI_Request request;
+        MPI_Isend(bytes + done,
+                  static_cast<int>(std::min(kMaxPiece, block_bytes - done)),
+                  MPI_BYTE, root, 0, comm, &request);
+        Wait(request);
+      }
     }
     return;
   }
@@ -315,7 +457,12 @@ void delta_shard_write_npy(const char* file, int32_t line, int32_t column,
 
 void delta_shard_barrier(void) {
 #ifdef DELTA_HAVE_MPI
-  if (active) MPI_Barrier(comm);
+  if (!active) return;
+  if (broken) FailBroken();
+  MpiTimer timer;
+  MPI_Request request;
+  MPI_Ibarrier(comm, &request);
+  Wait(request);
 #endif
 }
 

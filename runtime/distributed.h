@@ -16,14 +16,25 @@ extern "C" {
    once; a no-op outside `mpirun` or without MPI. The program's `main` and
    `dlc run` call it before the first sharded op. */
 void delta_shard_init(void);
-/* Leaves MPI if delta_shard_init joined it: the end of a sharded `main`. */
+/* Leaves MPI if delta_shard_init joined it: the end of a sharded `main`.
+   With DELTA_SHARD_STATS=1 it first prints to stderr the time this
+   process spent inside MPI calls and the time since delta_shard_init. */
 void delta_shard_finalize(void);
 /* For an embedding program (the C ABI's NAME_context_set_mpi_comm):
    runs the sharded dims on the communicator whose Fortran handle
    (MPI_Comm_c2f) is `fortran_comm`, for every context of the process.
-   MPI must be initialized. Returns 0, or -1 when it is not or this build
-   has no MPI. */
+   MPI must be initialized; every process of the communicator calls it
+   (it duplicates the communicator). Returns 0, or -1 when MPI is not
+   initialized or this build has no MPI. */
 int32_t delta_shard_use_comm(int64_t fortran_comm);
+/* For libraries (Note [Failures in a library] in
+   docs/internals/distribute.md): a call that fails on this process tells
+   every other process of the communicator, whose collectives then fail
+   instead of waiting (report_failure); a call that succeeded here ends
+   with agree, which fails when another process failed. No-ops unless
+   delta_shard_use_comm gave a communicator of several processes. */
+void delta_shard_report_failure(const char* message);
+void delta_shard_agree(void);
 /* Whether this process runs with others (MPI, more than one process). */
 int32_t delta_shard_running(void);
 /* This process's rank and the number of processes (0 and 1 before

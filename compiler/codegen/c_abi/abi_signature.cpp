@@ -10,6 +10,12 @@
 namespace delta::c_abi {
 namespace {
 
+// A module dim's whole size; the distribute pass moved a sharded dim's to
+// global_constant.
+int64_t GlobalSize(const ir::Dim& dim) {
+  return dim.constant.value_or(dim.global_constant.value_or(0));
+}
+
 using NameMap = std::map<std::string, std::string>;
 
 std::string Substitute(const NameMap& names, llvm::StringRef name) {
@@ -344,7 +350,8 @@ bool Describer::Resolve(const ir::Type& type, const PendingLeaf& pending,
     result.name = dim->name;
     for (size_t i = 0; i < function_->size_params.size(); ++i)
       if (function_->dims[i] == dim) result.size_param = static_cast<int>(i);
-    if (result.size_param < 0) result.constant = dim->constant.value_or(0);
+    if (result.size_param < 0) result.constant = GlobalSize(*dim);
+    if (dim->sharded) result.size_param = AbiDim::kSharded;
     return result;
   };
   if (type.elem == ir::ElemKind::Index)
@@ -590,9 +597,16 @@ bool DescribeLibrary(const sema::Program& program, const ir::Module& module,
     return false;
   }
   abi.source_name = main->path;
-  for (const auto& dim : module.dims)
-    if (dim->constant)
-      abi.constant_dims.emplace_back(dim->name, *dim->constant);
+  for (const auto& dim : module.dims) {
+    // Dims the compiler made (the distribute pass's "shard.fold") have
+    // names no C macro can take, and no argument has them.
+    if (!llvm::all_of(dim->name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      continue;
+    if (dim->constant || dim->global_constant)
+      abi.constant_dims.emplace_back(dim->name, GlobalSize(*dim));
+    if (dim->sharded) abi.sharded_dim = dim->name;
+  }
   Describer describer(program, abi, error);
   for (const ast::Decl* decl : main->ast->decls) {
     auto* fn = llvm::dyn_cast<ast::FnDecl>(decl);

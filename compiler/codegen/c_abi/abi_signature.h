@@ -13,9 +13,10 @@
 
 namespace delta::c_abi {
 
-// A dim as the signature writes it: a size parameter (by position) or a
-// constant.
+// A dim as the signature writes it: a size parameter (by position), a
+// constant, or the sharded dim (kSharded; constant: its global size).
 struct AbiDim {
+  static constexpr int kSharded = -2;  // DELTA_ABI_SHARDED (context.h)
   std::string name;
   int size_param = -1;
   int64_t constant = 0;
@@ -81,6 +82,7 @@ struct AbiModule {
   std::string macro_prefix;  // "MODEL"
   std::string source_name;   // "model.dl"
   std::vector<std::pair<std::string, int64_t>> constant_dims;
+  std::string sharded_dim;  // the @shard dim, if any (also a constant dim)
   std::vector<AbiStruct> structs;
   std::vector<AbiEntry> entries;
 };

@@ -334,6 +334,19 @@ void WrapperEmitter::ContextFunctions() {
           {ptr_, llvm::Type::getInt64Ty(context_)});
   forward("_last_error", "delta_context_last_error", ptr_, {ptr_});
   forward("_status_string", "delta_status_string", ptr_, {i32_});
+  // PREFIX_shard_block(ctx, offset, extent) passes the sharded dim's size.
+  for (const auto& [name, size] : abi_.constant_dims) {
+    if (name != abi_.sharded_dim) continue;
+    llvm::Function* function =
+        Define(abi_.prefix + "_shard_block", i32_, {ptr_, ptr_, ptr_});
+    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context_, "", function));
+    llvm::FunctionCallee callee = module_.getOrInsertFunction(
+        "delta_context_shard_block",
+        llvm::FunctionType::get(i32_, {ptr_, i64_, ptr_, ptr_}, false));
+    builder.CreateRet(builder.CreateCall(
+        callee, {function->getArg(0), llvm::ConstantInt::get(i64_, size),
+                 function->getArg(1), function->getArg(2)}));
+  }
 }
 
 // Generated code allocates through the tracked allocator, and no Delta

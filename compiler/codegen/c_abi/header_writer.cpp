@@ -107,7 +107,8 @@ void model_context_destroy(model_context* ctx);
 model_status model_context_set_device_memory(model_context* ctx,
                                              int32_t device_memory);
 /* A library with a @shard dim (docs/distributed.md) runs on the processes
-   of an MPI communicator: call this once per process, after MPI_Init, with
+   of an MPI communicator: every process of it calls this (the library
+   duplicates it, for every context of the process), after MPI_Init, with
    its Fortran handle, MPI_Comm_c2f(comm) (with <mpi.h> included before this
    header, model_context_set_comm takes the MPI_Comm). Each process then
    passes its block of every array with the sharded dim. ERROR_ARGUMENT: MPI
@@ -132,6 +133,27 @@ const char* model_status_string(model_status status);
       out_ << "#define " << abi_.macro_prefix << "_DIM_" << name << " " << size
            << "\n";
     out_ << "\n";
+  }
+  if (!abi_.sharded_dim.empty()) {
+    std::string text =
+        P(R"(/* The dim @D@ is sharded (@shard; docs/distributed.md): after
+   model_context_set_mpi_comm, each process passes and receives only its
+   block of every array with @D@, which holds `extent` of the
+   MODEL_DIM_@D@ positions from global position `offset` on (the first
+   MODEL_DIM_@D@ % P processes of the communicator hold one more). Without
+   a communicator the block is the whole dim. Values without @D@ are
+   replicated: pass the same on every process; each gets the same results.
+   Every process of the communicator must make the same calls in the same
+   order. A call that fails on one process fails on all: that one returns
+   its own error, the others MODEL_ERROR_RUNTIME with "process K of the
+   communicator failed: ..."; nothing waits forever. The communicator is
+   then unusable until every process calls model_context_set_mpi_comm
+   again. */
+model_status model_shard_block(const model_context* ctx, int64_t* offset,
+                               int64_t* extent);
+
+)");
+    out_ << std::regex_replace(text, std::regex("@D@"), abi_.sharded_dim);
   }
 }
 
@@ -175,7 +197,11 @@ void Writer::Entry(const AbiEntry& entry) {
   if (!constants.empty() || !entry.size_params.empty()) {
     std::vector<std::string> dims;
     for (const std::string& name : constants)
-      dims.push_back(name + " = " + abi_.macro_prefix + "_DIM_" + name);
+      dims.push_back(name + " = " + abi_.macro_prefix + "_DIM_" + name +
+                     (name == abi_.sharded_dim
+                          ? " (sharded: this process's block, " + abi_.prefix +
+                                "_shard_block)"
+                          : ""));
     for (size_t i = 0; i < entry.size_params.size(); ++i)
       dims.push_back(entry.size_params[i] +
                      (entry.explicit_size_slot[i] >= 0

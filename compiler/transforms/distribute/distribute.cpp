@@ -8,6 +8,8 @@
 // block's extent.
 #include "compiler/transforms/distribute/distribute.h"
 
+#include <limits>
+
 #include "compiler/ir/builder.h"
 #include "compiler/transforms/batch/demap.h"
 #include "compiler/transforms/opt/inline_calls.h"
@@ -20,6 +22,10 @@ using ir::Dim;
 using ir::Op;
 using ir::OpKind;
 using ir::Value;
+
+// The name of the dim of size 1 over which the partial results of a
+// reduce(f) are combined; not a Delta name, so never a user's dim.
+constexpr const char* kFoldDim = "shard.fold";
 
 const Dim* FirstSharded(llvm::ArrayRef<const Dim*> dims) {
   for (const Dim* dim : dims)
@@ -43,16 +49,144 @@ const Op* ElementwiseOwner(const Op& op) {
 
 class Distributor {
  public:
-  explicit Distributor(ir::Function& function)
-      : function_(function), builder_(&function) {}
+  Distributor(ir::Module& module, ir::Function& function)
+      : module_(module), function_(function), builder_(&function) {}
 
   void Run(std::vector<Problem>& problems) {
     std::vector<Op*> ops;
     transforms::WalkOps(*function_.body, [&](Op& op) { ops.push_back(&op); });
     for (Op* op : ops) Rewrite(*op, problems);
+    for (Op* op : replaced_) transforms::EraseOp(*op);
   }
 
  private:
+  // argmax/argmin over the dim: the extremum of every block, completed by
+  // an allreduce, then the first global position that holds it (the
+  // smallest, as on one process) by an allreduce.min of each block's
+  // first. An empty block contributes no position. The result is a global
+  // position, so it may only become a number: each `convert` of it now
+  // converts that position. (The local argmax is not computed: on an
+  // empty block it would fail.)
+  template <typename Report>
+  void ArgExtremum(Op& op, const Dim* sharded, Report& problem) {
+    Value* result = op.results[0];
+    std::vector<Op*> converts;
+    bool other_use = false;
+    transforms::WalkOps(*function_.body, [&](Op& user) {
+      for (Value* operand : user.operands)
+        if (operand == result) {
+          if (user.kind == OpKind::Convert &&
+              user.results[0]->type.elem != ir::ElemKind::Index)
+            converts.push_back(&user);
+          else
+            other_use = true;
+        }
+    });
+    if (other_use || op.operands.size() != 1) {
+      problem("the position that " +
+              std::string(op.reduce == ir::ReduceKind::Argmax ? "argmax"
+                                                              : "argmin") +
+              " finds over the sharded dim `" + sharded->name +
+              "` may be in another process's block: only its number "
+              "(i64(...)) is supported yet, not indexing with it");
+      return;
+    }
+    Value* x = op.operands[0];
+    ir::ReduceKind extremum = op.reduce == ir::ReduceKind::Argmax
+                                  ? ir::ReduceKind::Max
+                                  : ir::ReduceKind::Min;
+    Value* global = nullptr;
+    builder_.SetLoc(op.loc);
+    transforms::InsertAt(
+        builder_, *op.parent, transforms::IndexOf(op) + 1, [&] {
+          Value* best = Collective(OpKind::Allreduce, extremum,
+                                   builder_.Reduce(extremum, x, {sharded}));
+          Value* positions = builder_.Binary(
+              OpKind::Add,
+              builder_.Convert(builder_.Iota(sharded), ir::ElemKind::I64),
+              Offset(sharded));
+          Value* none = builder_.IntConst(ir::ElemKind::I64,
+                                          std::numeric_limits<int64_t>::max());
+          Value* first = builder_.Reduce(
+              ir::ReduceKind::Min,
+              builder_.Select(builder_.Binary(OpKind::Eq, x, best), positions,
+                              none),
+              {sharded});
+          global = Collective(OpKind::Allreduce, ir::ReduceKind::Min, first);
+        });
+    for (Op* convert : converts) convert->operands[0] = global;
+    replaced_.push_back(&op);
+  }
+
+  // reduce(f, init, x, d) over the dim: each process folds its block from
+  // init (the op itself), then the partial results are folded with f in
+  // rank order, p0 ⊕ p1 ⊕ … (on one process: p0, unchanged). Equal to one
+  // process's fold when f is associative and init is its identity. The
+  // processes take p_k in turn from an allreduce.sum where every other
+  // process adds zeros; f is applied by a copy of the op over `shard.fold`,
+  // a dim of size 1.
+  template <typename Report>
+  void FoldPartials(Op& op, const Dim* sharded, Report& problem) {
+    const ir::Type& acc_type = op.regions[0]->args[0]->type;
+    const ir::Type& elem_type = op.regions[0]->args[1]->type;
+    // Sema gives both arguments one type; an index cannot be summed.
+    if (!(acc_type == elem_type) || acc_type.elem == ir::ElemKind::Index) {
+      problem("reduce with a function over the sharded dim `" + sharded->name +
+              "` of indices is not supported yet");
+      return;
+    }
+    Complete(op, [&](Value* partial) {
+      const ir::Type& type = partial->type;
+      ir::ElemKind elem = type.elem;
+      Value* zero = elem == ir::ElemKind::Bool ? builder_.BoolConst(false)
+                    : ir::IsFloat(elem)        ? builder_.FloatConst(elem, 0)
+                                               : builder_.IntConst(elem, 0);
+      // This process's partial on process k, zeros elsewhere: summed, p_k.
+      Value* me = Collective(OpKind::Exscan, ir::ReduceKind::Sum,
+                             builder_.IntConst(ir::ElemKind::I64, 1));
+      auto take = [&](Value* k) {
+        return Collective(
+            OpKind::Allreduce, ir::ReduceKind::Sum,
+            builder_.Select(builder_.Binary(OpKind::Eq, me, k), partial, zero));
+      };
+      Value* processes = Collective(OpKind::Allreduce, ir::ReduceKind::Sum,
+                                    builder_.IntConst(ir::ElemKind::I64, 1));
+      Value* first = take(builder_.IntConst(ir::ElemKind::I64, 0));
+      Op* loop = builder_.Create(
+          OpKind::Loop,
+          {builder_.IntConst(ir::ElemKind::I64, 1), processes, first}, {type});
+      ir::Block* body = builder_.AddRegion(
+          loop, {ir::Type{ir::ElemKind::I64, nullptr, {}}, type});
+      ir::InsertionGuard guard(builder_);
+      builder_.SetInsertionBlock(body);
+      ir::DimList with_fold = type.dims;
+      const Dim* fold = FoldDim();
+      with_fold.Insert(fold);
+      Value* part = builder_.Broadcast(take(body->args[0]), with_fold);
+      transforms::CloneMap map;
+      Op* combine = transforms::CloneOp(builder_, op, map);
+      combine->operands = {body->args[1], part};
+      combine->dims = {fold};
+      builder_.Yield({combine->results[0]});
+      return loop->results[0];
+    });
+  }
+
+  // The module's dim of size 1 that FoldPartials folds over.
+  const Dim* FoldDim() {
+    for (const auto& dim : module_.dims)
+      if (dim->name == kFoldDim) return dim.get();
+    return module_.AddDim(kFoldDim, 1);
+  }
+
+  // The global position (i64) of this process's first element of `dim`.
+  Value* Offset(const Dim* dim) {
+    Op* offset_op = builder_.Create(OpKind::ShardOffset, {},
+                                    {ir::Type{ir::ElemKind::I64, nullptr, {}}});
+    offset_op->dims = {dim};
+    return offset_op->result();
+  }
+
   void Rewrite(Op& op, std::vector<Problem>& problems) {
     auto problem = [&](std::string message) {
       problems.push_back({op.loc, std::move(message)});
@@ -61,14 +195,12 @@ class Distributor {
     switch (op.kind) {
       case OpKind::Reduce:
         if (!sharded) return;
+        if (!InPlainCode(op, sharded, problem)) return;
         if (op.reduce == ir::ReduceKind::Argmax ||
             op.reduce == ir::ReduceKind::Argmin) {
-          problem("argmax and argmin over the sharded dim `" + sharded->name +
-                  "` are not supported yet: the position they find is in "
-                  "another process's block");
+          ArgExtremum(op, sharded, problem);
           return;
         }
-        if (!InPlainCode(op, sharded, problem)) return;
         Complete(op, [&](Value* local) {
           return Collective(OpKind::Allreduce, op.reduce, local);
         });
@@ -97,12 +229,7 @@ class Distributor {
         }
         // An index is a position in the block; as a number it is global.
         Complete(op, [&](Value* local) {
-          Op* offset_op =
-              builder_.Create(OpKind::ShardOffset, {},
-                              {ir::Type{ir::ElemKind::I64, nullptr, {}}});
-          offset_op->dims = {dim};
-          Value* offset =
-              builder_.Convert(offset_op->result(), local->type.elem);
+          Value* offset = builder_.Convert(Offset(dim), local->type.elem);
           return builder_.Binary(OpKind::Add, local, offset);
         });
         return;
@@ -125,9 +252,8 @@ class Distributor {
                   "` is not supported yet");
         return;
       case OpKind::ReduceCustom:
-        if (sharded)
-          problem("reduce with a function over the sharded dim `" +
-                  sharded->name + "` is not supported yet");
+        if (sharded && InPlainCode(op, sharded, problem))
+          FoldPartials(op, sharded, problem);
         return;
       case OpKind::Call:
         if (sharded)
@@ -172,34 +298,22 @@ class Distributor {
     for (size_t i = 0; i < count; ++i)
       added.push_back(block.ops[index + i].get());
     transforms::ReplaceAllUses(function_, local, whole);
-    for (Op* new_op : added)
-      for (Value*& operand : new_op->operands)
+    auto restore = [&](Op& new_op) {
+      for (Value*& operand : new_op.operands)
         if (operand == whole) operand = local;
+    };
+    for (Op* new_op : added) {
+      restore(*new_op);
+      for (auto& region : new_op->regions)
+        transforms::WalkOps(*region, restore);
+    }
   }
 
+  ir::Module& module_;
   ir::Function& function_;
   ir::Builder builder_;
+  std::vector<Op*> replaced_;  // argmax/argmin ops, erased after Run
 };
-
-// The C ABI passes whole arrays: an exported function cannot take or
-// return one with the sharded dim yet (docs/distributed.md).
-void CheckBoundary(const ir::Function& function,
-                   std::vector<Problem>& problems) {
-  std::vector<ir::Type> types = function.result_types;
-  for (const Value* param : function.params) types.push_back(param->type);
-  for (const ir::Type& type : types)
-    if (const Dim* dim = FirstSharded({type.dims.begin(), type.dims.end()})) {
-      ir::Loc loc;
-      if (!function.body->ops.empty()) loc = function.body->ops.front()->loc;
-      problems.push_back(
-          {loc, "export fn `" + function.name +
-                    "` takes or returns an array with the sharded dim `" +
-                    dim->name +
-                    "`: the C ABI does not pass blocks yet; export a "
-                    "function of the block's own size parameter instead"});
-      return;
-    }
-}
 
 }  // namespace
 
@@ -211,8 +325,7 @@ std::vector<Problem> Distribute(ir::Module& module) {
   opt::InlineCalls(module);
   batch::Demap(module);
   for (const auto& function : module.functions) {
-    if (function->body) Distributor(*function).Run(problems);
-    if (function->is_export) CheckBoundary(*function, problems);
+    if (function->body) Distributor(module, *function).Run(problems);
   }
   for (const auto& dim : module.dims)
     if (dim->sharded && dim->constant) {
