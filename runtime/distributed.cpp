@@ -88,7 +88,16 @@ bool embedded = false;
 // unmatched, so nothing more runs on `comm` until the next
 // delta_shard_use_comm.
 bool broken = false;
-constexpr int kFailTag = 0x44fa;
+// A failure message's tag names the call it failed (the calls completed
+// on `comm` before it, modulo kFailTags): a process already past call n
+// may fail call n+1 while another still waits in call n's closing
+// allreduce, which must not take that failure for its own.
+int64_t completed_calls = 0;
+constexpr int kFailTagBase = 0x4000;  // MPI guarantees tags up to 32767
+constexpr int kFailTags = 0x1000;
+int FailTag() {
+  return kFailTagBase + static_cast<int>(completed_calls % kFailTags);
+}
 // Failure messages being sent: MPI reads them after the call returns.
 std::vector<std::string>* sent_failures = nullptr;
 
@@ -132,12 +141,12 @@ void Wait(MPI_Request& request) {
     if (done) return;
     int failed = 0;
     MPI_Status status;
-    MPI_Iprobe(MPI_ANY_SOURCE, kFailTag, comm, &failed, &status);
+    MPI_Iprobe(MPI_ANY_SOURCE, FailTag(), comm, &failed, &status);
     if (!failed) continue;
     int length = 0;
     MPI_Get_count(&status, MPI_CHAR, &length);
     std::string message(static_cast<size_t>(std::max(length, 1)), '\0');
-    MPI_Recv(message.data(), length, MPI_CHAR, status.MPI_SOURCE, kFailTag,
+    MPI_Recv(message.data(), length, MPI_CHAR, status.MPI_SOURCE, FailTag(),
              comm, MPI_STATUS_IGNORE);
     broken = true;
     std::string text = "process " + std::to_string(status.MPI_SOURCE) +
@@ -233,6 +242,7 @@ int32_t delta_shard_use_comm(int64_t fortran_comm) {
   comm = own;
   embedded = true;
   broken = false;
+  completed_calls = 0;
   rank = r;
   processes = p;
   active = p > 1;
@@ -254,7 +264,7 @@ void delta_shard_report_failure(const char* message) {
     if (to == rank) continue;
     MPI_Request request;
     MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, to,
-              kFailTag, comm, &request);
+              FailTag(), comm, &request);
     MPI_Request_free(&request);
   }
 #else
@@ -267,6 +277,7 @@ void delta_shard_agree(void) {
   if (!embedded || !active) return;
   int32_t nothing = 0;
   Allreduce(&nothing, 1, MPI_INT32_T, MPI_SUM);
+  ++completed_calls;
 #endif
 }
 

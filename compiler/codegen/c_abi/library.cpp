@@ -65,8 +65,9 @@ struct TempFile {
   }
 };
 
-// A runtime built with sanitizers needs their flags when linking.
-std::vector<std::string> SanitizerFlags() {
+// What linking the runtime needs: the sanitizers' flags for a runtime
+// built with them, MPI's libraries where MPI was found.
+std::vector<std::string> RuntimeLinkFlags() {
   std::vector<std::string> flags;
   llvm::SmallVector<llvm::StringRef, 4> parts;
   llvm::StringRef(DELTA_RUNTIME_LINK_FLAGS).split(parts, ' ', -1, false);
@@ -101,11 +102,11 @@ bool LinkShared(const std::vector<std::string>& objects,
   // The CUDA runtime loads the driver with dlopen (in libc since glibc
   // 2.34, in libdl before).
   if (device) args.push_back("-ldl");
-  std::vector<std::string> sanitizers = SanitizerFlags();
-  args.insert(args.end(), sanitizers.begin(), sanitizers.end());
+  std::vector<std::string> link_flags = RuntimeLinkFlags();
+  args.insert(args.end(), link_flags.begin(), link_flags.end());
   // Every symbol must resolve now, except the sanitizers' (their runtime
   // comes with the executable).
-  if (sanitizers.empty()) args.push_back("-Wl,-z,defs");
+  if (!DELTA_RUNTIME_SANITIZED) args.push_back("-Wl,-z,defs");
   return Execute(args, error);
 }
 
@@ -131,7 +132,7 @@ bool ArchiveStatic(const std::vector<std::string>& objects,
       "--keep-global-symbol=" + abi.prefix + "_*"};
   // An ASan-instrumented runtime shares one registration flag (a common
   // symbol) with the rest of the program; made local, it points nowhere.
-  if (!SanitizerFlags().empty())
+  if (DELTA_RUNTIME_SANITIZED)
     localize.push_back("--keep-global-symbol=___asan_globals_registered");
   localize.push_back(merged_path);
   std::vector<std::string> merge = {linker, "-r", "-nostdlib", "-o",
