@@ -248,6 +248,44 @@ bool ReadThroughBroadcasts(ir::Function& function) {
   return !reads.empty();
 }
 
+// gather(rename[a -> b](x), i..) with scalar indices, one of them b's,
+// reads x at the same point with b's index taken as an index of a: the
+// rename has checked that their sizes agree, and a transpose (two or
+// three renames) need not be copied. The rename stays for its check;
+// codegen emits only the check when nothing reads its result.
+bool ReadThroughRenames(ir::Function& function) {
+  std::vector<Op*> reads;
+  transforms::WalkOps(*function.body, [&](Op& op) {
+    if (op.kind != OpKind::Gather || !IsOpOf(op.operands[0], OpKind::Rename))
+      return;
+    const ir::Dim* to = op.operands[0]->def->dims[1];
+    bool reads_to = false;
+    for (size_t k = 1; k < op.operands.size(); ++k) {
+      if (!op.operands[k]->type.IsScalar()) return;
+      reads_to |= op.operands[k]->type.index_dim == to;
+    }
+    if (reads_to) reads.push_back(&op);
+  });
+  ir::Builder builder(&function);
+  for (Op* read : reads) {
+    const Op& rename = *read->operands[0]->def;
+    std::vector<Value*> operands = {rename.operands[0]};
+    builder.SetLoc(read->loc);
+    transforms::InsertAt(
+        builder, *read->parent, transforms::IndexOf(*read), [&] {
+          for (size_t k = 1; k < read->operands.size(); ++k) {
+            Value* index = read->operands[k];
+            if (index->type.index_dim == rename.dims[1])
+              index =
+                  builder.Convert(index, ir::ElemKind::Index, rename.dims[0]);
+            operands.push_back(index);
+          }
+        });
+    read->operands = operands;
+  }
+  return !reads.empty();
+}
+
 // Replaces each `if` on a constant by the ops of the branch it takes.
 bool InlineConstantIfs(ir::Function& function, ir::Block& block) {
   bool changed = false;
@@ -289,6 +327,8 @@ bool Simplify(ir::Module& module) {
     // A composed read may read a gather again (a slice of a slice).
     while (ComposeGathers(*function)) changed = true;
     changed |= ReadThroughBroadcasts(*function);
+    // A transpose is a chain of renames.
+    while (ReadThroughRenames(*function)) changed = true;
   }
   return changed;
 }
