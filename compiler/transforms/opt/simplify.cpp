@@ -286,6 +286,30 @@ bool ReadThroughRenames(ir::Function& function) {
   return !reads.empty();
 }
 
+// to_index [d] (convert i : i64), i an index of a dim of constant size
+// no larger than d's, is i taken as an index of d: the range check cannot
+// fail. The op becomes that conversion in place. ht reads row r of one
+// 4 x 4 matrix as column r of another this way; codegen then checks
+// neither (IsWithinDim in codegen/llvm/index_ops.cpp).
+bool ConvertIndicesInRange(ir::Function& function) {
+  bool changed = false;
+  transforms::WalkOps(*function.body, [&](Op& op) {
+    if (op.kind != OpKind::ToIndex || !IsOpOf(op.operands[0], OpKind::Convert))
+      return;
+    Value* index = op.operands[0]->def->operands[0];
+    const ir::Dim* from = index->type.index_dim;
+    const ir::Dim* to = op.dims[0];
+    if (index->type.elem != ir::ElemKind::Index || !from->constant ||
+        !to->constant || *from->constant > *to->constant)
+      return;
+    op.kind = OpKind::Convert;
+    op.dims.clear();
+    op.operands = {index};
+    changed = true;
+  });
+  return changed;
+}
+
 // Replaces each `if` on a constant by the ops of the branch it takes.
 bool InlineConstantIfs(ir::Function& function, ir::Block& block) {
   bool changed = false;
@@ -329,6 +353,7 @@ bool Simplify(ir::Module& module) {
     changed |= ReadThroughBroadcasts(*function);
     // A transpose is a chain of renames.
     while (ReadThroughRenames(*function)) changed = true;
+    changed |= ConvertIndicesInRange(*function);
   }
   return changed;
 }
