@@ -206,16 +206,9 @@ bool HasEffects(const Op& op) {
     return divisor == nullptr || divisor->kind != OpKind::Const ||
            divisor->int_value == 0 || divisor->int_value == -1;
   }
-  // A conversion to an index checks its range, unless it converts an
-  // index of a dim of constant size no larger (simplify's reads through
-  // renames): that cannot fail.
-  if (op.kind != OpKind::Convert ||
-      op.results[0]->type.elem != ir::ElemKind::Index)
-    return false;
-  const ir::Type& from = op.operands[0]->type;
-  const ir::Dim* to = op.results[0]->type.index_dim;
-  return from.elem != ir::ElemKind::Index || !from.index_dim->constant ||
-         !to->constant || *from.index_dim->constant > *to->constant;
+  // A conversion to an index checks its range.
+  return op.kind == OpKind::Convert &&
+         op.results[0]->type.elem == ir::ElemKind::Index;
 }
 
 bool MayOnlyFail(const Op& op) {
