@@ -247,13 +247,6 @@ void FunctionEmitter::EmitRename(const ir::Op& op) {
             "cannot rename dim " + from->name + " of size %lld to dim " +
                 to->name + " of size %lld",
             from_size, to_size);
-  // Simplify reads through a rename (ReadThroughRenames) and leaves it
-  // only for the check above.
-  if (last_use_ && !last_use_->contains(op.results[0])) {
-    // No buffer: the null the region frees as the dead result's.
-    Set(op.results[0], llvm::ConstantPointerNull::get(builder_.getPtrTy()));
-    return;
-  }
   Operand x = Prepare(op.operands[0]);
   Set(op.results[0], EmitTabulate(op.results[0]->type, [&](Coords& coords) {
         Coords at = coords;

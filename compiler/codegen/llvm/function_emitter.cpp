@@ -187,10 +187,6 @@ void FunctionEmitter::EmitFailure(const ir::Loc& loc, llvm::StringRef message,
 void FunctionEmitter::EmitCheck(llvm::Value* ok, const ir::Loc& loc,
                                 llvm::StringRef message, llvm::Value* first,
                                 llvm::Value* second) {
-  // A check that holds by construction (equal constant sizes) needs no
-  // failure block.
-  if (auto* constant = llvm::dyn_cast<llvm::ConstantInt>(ok))
-    if (constant->isOne()) return;
   auto* fail = llvm::BasicBlock::Create(context_, "fail", llvm_function_);
   auto* pass = llvm::BasicBlock::Create(context_, "ok", llvm_function_);
   builder_.CreateCondBr(ok, pass, fail);

@@ -15,18 +15,6 @@ bool IsLoopIndex(const ir::Value* value) {
          value->type.elem == ir::ElemKind::Index;
 }
 
-bool IsCheckedIndex(const ir::Value* value);
-
-// Whether `value` holds checked indices of a dim no larger than `dim`
-// (constant sizes): simplify's reads through a rename convert b's index to
-// one of a (ReadThroughRenames), and ht's transposes are over 4 x 4.
-bool IsWithinDim(const ir::Value* value, const ir::Dim* dim) {
-  const ir::Dim* from = value->type.index_dim;
-  return value->type.elem == ir::ElemKind::Index && from->constant &&
-         dim->constant && *from->constant <= *dim->constant &&
-         IsCheckedIndex(value);
-}
-
 // Whether every index in `value` was checked against its dim where it was
 // made, so that a gather need not check it again: a loop index, a
 // to_index or an iota, or elements read from one of those. A gather that
@@ -43,8 +31,6 @@ bool IsCheckedIndex(const ir::Value* value) {
       return true;
     case ir::OpKind::Gather:
       return IsCheckedIndex(def->operands[0]);
-    case ir::OpKind::Convert:
-      return IsWithinDim(def->operands[0], value->type.index_dim);
     default:
       return false;
   }

@@ -248,68 +248,6 @@ bool ReadThroughBroadcasts(ir::Function& function) {
   return !reads.empty();
 }
 
-// gather(rename[a -> b](x), i..) with scalar indices, one of them b's,
-// reads x at the same point with b's index taken as an index of a: the
-// rename has checked that their sizes agree, and a transpose (two or
-// three renames) need not be copied. The rename stays for its check;
-// codegen emits only the check when nothing reads its result.
-bool ReadThroughRenames(ir::Function& function) {
-  std::vector<Op*> reads;
-  transforms::WalkOps(*function.body, [&](Op& op) {
-    if (op.kind != OpKind::Gather || !IsOpOf(op.operands[0], OpKind::Rename))
-      return;
-    const ir::Dim* to = op.operands[0]->def->dims[1];
-    bool reads_to = false;
-    for (size_t k = 1; k < op.operands.size(); ++k) {
-      if (!op.operands[k]->type.IsScalar()) return;
-      reads_to |= op.operands[k]->type.index_dim == to;
-    }
-    if (reads_to) reads.push_back(&op);
-  });
-  ir::Builder builder(&function);
-  for (Op* read : reads) {
-    const Op& rename = *read->operands[0]->def;
-    std::vector<Value*> operands = {rename.operands[0]};
-    builder.SetLoc(read->loc);
-    transforms::InsertAt(
-        builder, *read->parent, transforms::IndexOf(*read), [&] {
-          for (size_t k = 1; k < read->operands.size(); ++k) {
-            Value* index = read->operands[k];
-            if (index->type.index_dim == rename.dims[1])
-              index =
-                  builder.Convert(index, ir::ElemKind::Index, rename.dims[0]);
-            operands.push_back(index);
-          }
-        });
-    read->operands = operands;
-  }
-  return !reads.empty();
-}
-
-// to_index [d] (convert i : i64), i an index of a dim of constant size
-// no larger than d's, is i taken as an index of d: the range check cannot
-// fail. The op becomes that conversion in place. ht reads row r of one
-// 4 x 4 matrix as column r of another this way; codegen then checks
-// neither (IsWithinDim in codegen/llvm/index_ops.cpp).
-bool ConvertIndicesInRange(ir::Function& function) {
-  bool changed = false;
-  transforms::WalkOps(*function.body, [&](Op& op) {
-    if (op.kind != OpKind::ToIndex || !IsOpOf(op.operands[0], OpKind::Convert))
-      return;
-    Value* index = op.operands[0]->def->operands[0];
-    const ir::Dim* from = index->type.index_dim;
-    const ir::Dim* to = op.dims[0];
-    if (index->type.elem != ir::ElemKind::Index || !from->constant ||
-        !to->constant || *from->constant > *to->constant)
-      return;
-    op.kind = OpKind::Convert;
-    op.dims.clear();
-    op.operands = {index};
-    changed = true;
-  });
-  return changed;
-}
-
 // Replaces each `if` on a constant by the ops of the branch it takes.
 bool InlineConstantIfs(ir::Function& function, ir::Block& block) {
   bool changed = false;
@@ -351,9 +289,6 @@ bool Simplify(ir::Module& module) {
     // A composed read may read a gather again (a slice of a slice).
     while (ComposeGathers(*function)) changed = true;
     changed |= ReadThroughBroadcasts(*function);
-    // A transpose is a chain of renames.
-    while (ReadThroughRenames(*function)) changed = true;
-    changed |= ConvertIndicesInRange(*function);
   }
   return changed;
 }
