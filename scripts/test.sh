@@ -23,10 +23,13 @@ step() {
 }
 
 # ctest with its output kept, so that the summaries can close the report.
+# Tests run one per core: most are one process (the fuzzers, ptx_all),
+# and lang_tests, which lit runs on every core, reserves them all.
 run_ctest() {
   local preset=$1
   mkdir -p "$logs"
-  ctest --preset "$preset" --output-on-failure 2>&1 | tee "$logs/ctest-$preset.log"
+  ctest --preset "$preset" -j "$jobs" --output-on-failure 2>&1 |
+    tee "$logs/ctest-$preset.log"
   local status=${PIPESTATUS[0]}
   summaries+=("[$preset] $(grep -E 'tests passed|tests failed' "$logs/ctest-$preset.log" | tail -n 1)")
   return $status
