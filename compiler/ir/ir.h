@@ -233,6 +233,9 @@ class Function {
  public:
   std::string name;
   bool is_export = false;
+  // A lambda lowered to a function of its own: no user can call it by name,
+  // so it goes when nothing calls it (opt::InlineCalls).
+  bool anonymous = false;
   std::optional<Derivative> derivative;
   // The @vjp rule of this function, if it has one: it takes the primal's
   // parameters, its results and their cotangents, and returns the

@@ -206,6 +206,7 @@ Lowerer::Wrapped Lowerer::WrapCallable(const sema::Callable* callable,
   // The function: size parameters, the signature's parameters, captures.
   ir::Function* function =
       module_->AddFunction("lambda." + std::to_string(wrapped_count_++));
+  function->anonymous = true;
   wrapped.function = function;
   auto add_size = [&](const sema::DimInfo* dim) {
     ir::Value* size = function->NewValue(

@@ -238,9 +238,14 @@ void FunctionEmitter::EmitBlockGroup(const ir::Block& block,
     EmitOp(*block.ops[i]);
   }
   BlockSizes sizes = MeasureBlocks(block, group);
+  // The members run in a loop over blocks, or in one of two branches: their
+  // size checks hold for no later op (Note [Size checks once]).
+  bool record_checks = record_checks_;
+  record_checks_ = false;
   if (group.decided) {
     EmitBlocks(block, group, sizes);
     owned_ = owned;
+    record_checks_ = record_checks;
     return;
   }
   // Sizes known at run time only: blocked or op by op, as they say.
@@ -274,6 +279,7 @@ void FunctionEmitter::EmitBlockGroup(const ir::Block& block,
     Set(results[j],
         builder_.CreateLoad(slots[j]->getAllocatedType(), slots[j]));
   owned_ = owned;
+  record_checks_ = record_checks;
 }
 
 void FunctionEmitter::EmitBlocks(const ir::Block& block,

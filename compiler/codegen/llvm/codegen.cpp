@@ -333,9 +333,11 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
       EmitCMain(module_context, module, module_context.functions[main]);
   }
   unsigned emitted = llvm_module->getInstructionCount();
+  bool limited = options.hooks == nullptr && LimitUnrolling(module_context);
   if (options.timings != nullptr)
     options.timings->steps.Add(
-        "emit LLVM IR (" + std::to_string(emitted) + " instructions)",
+        "emit LLVM IR (" + std::to_string(emitted) + " instructions" +
+            (limited ? ", medium loops kept rolled" : "") + ")",
         SecondsSince(start));
 
   start = Clock::now();

@@ -894,3 +894,50 @@ TEST_CASE("a small dim that maps have last is laid out outermost") {
     CHECK(layout.outermost == (test.moved ? c : nullptr));
   }
 }
+
+TEST_CASE(
+    "loops of a medium constant trip count stay rolled in large modules "
+    "only (Note [Compile-time budgets])") {
+  for (int adds : {100, 40000}) {
+    llvm::LLVMContext context;
+    llvm::Module module("budget", context);
+    codegen::ModuleContext emitted;
+    emitted.module = &module;
+    // f(x): a loop whose body adds 1 `adds` times, its latch with a loop
+    // ID of its own (as EmitFor makes for a medium loop).
+    llvm::IRBuilder<> builder(context);
+    auto* i64 = builder.getInt64Ty();
+    auto* f =
+        llvm::Function::Create(llvm::FunctionType::get(i64, {i64}, false),
+                               llvm::GlobalValue::ExternalLinkage, "f", module);
+    auto* entry = llvm::BasicBlock::Create(context, "entry", f);
+    auto* loop = llvm::BasicBlock::Create(context, "loop", f);
+    builder.SetInsertPoint(entry);
+    builder.CreateBr(loop);
+    builder.SetInsertPoint(loop);
+    llvm::PHINode* value = builder.CreatePHI(i64, 2);
+    value->addIncoming(f->getArg(0), entry);
+    llvm::Value* next = value;
+    for (int i = 0; i < adds; ++i)
+      next = builder.CreateAdd(next, builder.getInt64(1));
+    value->addIncoming(next, loop);
+    llvm::BranchInst* latch = builder.CreateBr(loop);
+    llvm::MDNode* id = llvm::MDNode::getDistinct(context, {nullptr});
+    id->replaceOperandWith(0, id);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+    emitted.medium_loops.push_back(latch);
+
+    bool large = adds >= 40000;
+    CHECK(codegen::LimitUnrolling(emitted) == large);
+    llvm::MDNode* after = latch->getMetadata(llvm::LLVMContext::MD_loop);
+    REQUIRE(after != nullptr);
+    CHECK(after->getOperand(0) == after);
+    bool disabled = false;
+    for (unsigned k = 1; k < after->getNumOperands(); ++k)
+      if (auto* property = llvm::dyn_cast<llvm::MDNode>(after->getOperand(k)))
+        if (auto* name =
+                llvm::dyn_cast<llvm::MDString>(property->getOperand(0)))
+          disabled |= name->getString() == "llvm.loop.unroll.disable";
+    CHECK(disabled == large);
+  }
+}

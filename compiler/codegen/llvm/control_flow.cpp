@@ -21,7 +21,21 @@ namespace delta::codegen {
 // carries llvm.loop.unroll.disable. Inner loops up to 16 iterations are
 // unrolled into straight-line code anyway (a [4, 5] map stays one block
 // of vector code).
+//
+// In a module of kMediumLoopsRolledMinInstructions or more (as emitted),
+// a loop of a known trip count above 16, up to kFullyUnrolledMaxTrips
+// (LLVM unrolls nothing longer fully), carries it too (LimitUnrolling,
+// after the whole module is emitted): LLVM copied GradBench ht's loops over
+// 26 pose parameters 26 times each, 55 of them, and then searched the
+// copies for vectors (SLP), where the loop vectorizer widens the loop as
+// it is: ht's LLVM IR after the optimizer 35k -> 29.5k instructions, its
+// LLVM optimizer about 20% faster, its run time unchanged (see
+// docs/internals/codegen.md). Smaller modules, every benchmark case and
+// example among them (their loops over 32 or 128 are a Transformer's),
+// keep LLVM's choice.
 constexpr int64_t kUnrolledOuterMaxInnerTrips = 16;
+constexpr int64_t kFullyUnrolledMaxTrips = 128;
+constexpr unsigned kMediumLoopsRolledMinInstructions = 40000;
 
 namespace {
 // Whether `callee` is a math function that -O3 maps to libmvec.
@@ -77,6 +91,30 @@ bool CallsScalarOnly(const llvm::BasicBlock* first, bool vector_math) {
 }
 }  // namespace
 
+namespace {
+llvm::MDNode* UnrollDisable(llvm::LLVMContext& context) {
+  return llvm::MDNode::get(
+      context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")});
+}
+}  // namespace
+
+bool LimitUnrolling(ModuleContext& module) {
+  if (module.module->getInstructionCount() < kMediumLoopsRolledMinInstructions)
+    return false;
+  for (llvm::BranchInst* latch : module.medium_loops) {
+    llvm::MDNode* old = latch->getMetadata(llvm::LLVMContext::MD_loop);
+    std::vector<llvm::Metadata*> properties = {nullptr};
+    for (unsigned k = 1; k < old->getNumOperands(); ++k)
+      properties.push_back(old->getOperand(k));
+    properties.push_back(UnrollDisable(latch->getContext()));
+    llvm::MDNode* loop =
+        llvm::MDNode::getDistinct(latch->getContext(), properties);
+    loop->replaceOperandWith(0, loop);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
+  return true;
+}
+
 void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
                               const std::function<void(llvm::Value*)>& body,
                               llvm::MDNode* parallel_accesses) {
@@ -98,10 +136,10 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
   ++loops_emitted_;
   auto* constant_lo = llvm::dyn_cast<llvm::ConstantInt>(lo);
   auto* constant_hi = llvm::dyn_cast<llvm::ConstantInt>(hi);
-  if (constant_lo == nullptr || constant_hi == nullptr ||
-      constant_hi->getSExtValue() - constant_lo->getSExtValue() >
-          kUnrolledOuterMaxInnerTrips)
-    ++long_loops_emitted_;
+  std::optional<int64_t> trips;
+  if (constant_lo != nullptr && constant_hi != nullptr)
+    trips = constant_hi->getSExtValue() - constant_lo->getSExtValue();
+  if (!trips || *trips > kUnrolledOuterMaxInnerTrips) ++long_loops_emitted_;
   builder_.CreateStore(builder_.CreateAdd(i, builder_.getInt64(1)), counter);
   llvm::BranchInst* latch = builder_.CreateBr(header);
   std::vector<llvm::Metadata*> loop_properties = {nullptr};
@@ -119,14 +157,15 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
     loop_properties.push_back(llvm::MDNode::get(
         context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
                    llvm::ConstantAsMetadata::get(builder_.getTrue())}));
-  if (around_long_loop)
-    loop_properties.push_back(llvm::MDNode::get(
-        context_, {llvm::MDString::get(context_, "llvm.loop.unroll.disable")}));
-  if (loop_properties.size() > 1) {
+  if (around_long_loop) loop_properties.push_back(UnrollDisable(context_));
+  bool medium = trips && *trips > kUnrolledOuterMaxInnerTrips &&
+                *trips <= kFullyUnrolledMaxTrips;
+  if (loop_properties.size() > 1 || medium) {
     llvm::MDNode* loop = llvm::MDNode::getDistinct(context_, loop_properties);
     loop->replaceOperandWith(0, loop);
     latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
   }
+  if (medium) module_.medium_loops.push_back(latch);
   builder_.SetInsertPoint(exit);
 }
 

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,9 @@ struct ModuleContext {
   // `ptr (ptr, i64 bytes)` function); null: a memcpy.
   llvm::FunctionCallee copy;
   HostHooks* hooks = nullptr;
+  // The latches of loops of a constant trip count that LimitUnrolling keeps
+  // rolled in a large module (Note [Compile-time budgets]).
+  std::vector<llvm::BranchInst*> medium_loops;
 
   llvm::Constant* String(llvm::StringRef text);
 };
@@ -110,6 +114,10 @@ std::optional<MatchedContraction> MatchContraction(const ir::Op& op);
 bool MayFillColumns(const ir::Dim* dim);
 // See Note [Physical layout] (layout.cpp).
 PhysicalLayout ChoosePhysicalLayout(const ir::Module& module);
+// Note [Compile-time budgets] (control_flow.cpp): in a module emitted with
+// that many instructions, the loops of medium constant trip counts stay
+// rolled; whether it did.
+bool LimitUnrolling(ModuleContext& module);
 
 // Calls `use` for every value `op` reads, in its regions too.
 void ForEachUse(const ir::Op& op,
@@ -415,6 +423,11 @@ class FunctionEmitter {
   // The access group of the EmitParallelNest being emitted: array loads
   // and stores join it (Note [Independent iterations]).
   llvm::MDNode* access_group_ = nullptr;
+  // Note [Size checks once]: the dims whose element count each region
+  // being emitted has checked, innermost last; and whether the ops being
+  // emitted run on every path after them (not a blocked group's members).
+  std::vector<std::set<std::vector<const ir::Dim*>>> checked_sizes_;
+  bool record_checks_ = true;
 };
 
 }  // namespace delta::codegen

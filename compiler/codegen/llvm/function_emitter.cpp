@@ -218,6 +218,7 @@ void FunctionEmitter::EmitRegion(const ir::Block& block,
   }
   owned_ = &owned;
   last_use_ = &last_use;
+  checked_sizes_.emplace_back();
 
   size_t terminator = block.ops.empty() ? 0 : block.ops.size() - 1;
   for (size_t i = 0; i < terminator; ++i) {
@@ -269,6 +270,7 @@ void FunctionEmitter::EmitRegion(const ir::Block& block,
   owned_ = outer_owned;
   last_use_ = outer_last_use;
   op_index_ = outer_index;
+  checked_sizes_.pop_back();
 }
 
 std::vector<llvm::Value*> FunctionEmitter::EmitRegionValues(
@@ -295,10 +297,26 @@ llvm::Value* FunctionEmitter::TakeOperand(const ir::Op& op, size_t i) {
   return CopyArray(value->type, llvm_value);
 }
 
+// Note [Size checks once]: an array's element count depends only on its
+// dims, whose sizes do not change while a function runs, so a check of
+// some dims holds for every op that runs after it. The emitter follows
+// the IR's nesting: a check made by an op of a region holds for the later
+// ops of that region and of the regions inside them (in outlined chunks
+// too, which run after it), but not after the region (a loop may run no
+// iteration, an `if` the other branch), nor for a blocked group's members
+// (one of two branches, or the body of a loop over blocks). Without this,
+// GradBench ht's Jacobian checked [pts, xyz] and its like hundreds of
+// times, each with its own failure block for LLVM to compile.
 void FunctionEmitter::EmitSizeChecks(const ir::Op& op) {
   for (const ir::Value* result : op.results) {
     const ir::Type& type = result->type;
     if (type.dims.empty()) continue;
+    std::vector<const ir::Dim*> dims(type.dims.begin(), type.dims.end());
+    if (llvm::any_of(checked_sizes_,
+                     [&](const auto& checked) { return checked.count(dims); }))
+      continue;
+    if (record_checks_ && !checked_sizes_.empty())
+      checked_sizes_.back().insert(dims);
     std::vector<int64_t> constant_sizes;
     for (const ir::Dim* dim : type.dims)
       if (dim->constant) constant_sizes.push_back(*dim->constant);

@@ -11,6 +11,7 @@
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
 #include <llvm/Support/Program.h>
+#include <llvm/Support/Threading.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
@@ -39,25 +40,66 @@ unsigned LargestFunction(const llvm::Module& module) {
   return largest;
 }
 
-// Sets LLVM's -disable-x86-domain-reassignment for the scope (a global
-// option; code generation here is single-threaded).
-class DomainReassignmentOff {
+// Note [Loop strength reduction in large modules]: LLVM's loop strength
+// reduction (which rewrites a loop's address arithmetic into induction
+// variables) costs a few ms per loop nest whatever its size; GradBench ht's
+// 160 outlined chunks, most with a vector loop, its epilogue and a scalar
+// remainder, spent 0.35-0.45 s of 1.3 s of machine code in it and in what
+// it leaves to the passes after it (`llc-19 -O3 -disable-lsr`). A module of
+// this many instructions or more is compiled without it; x86's addressing
+// modes take base + index * scale as they are. Every benchmark case and
+// example is below the budget and compiles as before.
+constexpr unsigned kStrengthReductionMaxInstructions = 20000;
+
+// Sets the LLVM boolean option `name` (a global: code generation reads
+// it; set before its threads start) to true for the scope, if `on`.
+class ScopedFlag {
  public:
-  explicit DomainReassignmentOff(bool off) {
+  ScopedFlag(llvm::StringRef name, bool on) {
     auto& options = llvm::cl::getRegisteredOptions();
-    auto it = options.find("disable-x86-domain-reassignment");
-    if (!off || it == options.end()) return;
+    auto it = options.find(name);
+    if (!on || it == options.end()) return;
     option_ = static_cast<llvm::cl::opt<bool>*>(it->second);
     saved_ = *option_;
     *option_ = true;
   }
-  ~DomainReassignmentOff() {
+  ~ScopedFlag() {
     if (option_ != nullptr) *option_ = saved_;
   }
+  ScopedFlag(const ScopedFlag&) = delete;
+  ScopedFlag& operator=(const ScopedFlag&) = delete;
 
  private:
   llvm::cl::opt<bool>* option_ = nullptr;
   bool saved_ = false;
+};
+
+// The code generator's budgets for `module` (Notes [Large functions in
+// code generation] and [Loop strength reduction in large modules]), in
+// force while this lives.
+struct CodegenBudgets {
+  explicit CodegenBudgets(const llvm::Module& module)
+      : largest(LargestFunction(module)),
+        total(module.getInstructionCount()),
+        domain_reassignment("disable-x86-domain-reassignment",
+                            largest > kDomainReassignmentMaxInstructions),
+        strength_reduction("disable-lsr",
+                           total >= kStrengthReductionMaxInstructions) {}
+  // What --time-passes says of them.
+  std::string Text() const {
+    std::string text;
+    if (total >= kStrengthReductionMaxInstructions)
+      text += " (" + std::to_string(total) +
+              " instructions: no loop strength reduction)";
+    if (largest > kDomainReassignmentMaxInstructions)
+      text += " (largest function " + std::to_string(largest) +
+              " instructions: no domain reassignment)";
+    return text;
+  }
+  unsigned largest;
+  unsigned total;
+  ScopedFlag domain_reassignment;
+  ScopedFlag strength_reduction;
 };
 
 // Note [Parallel code generation]: a module of at least this many
@@ -70,7 +112,10 @@ class DomainReassignmentOff {
 // become hidden globals named delta.local.NAME, so that partitions can
 // refer to each other's; the objects are linked together (dlc run's JIT,
 // executables) or merged into one (libraries). Smaller modules, every
-// benchmark case among them, are compiled whole as before.
+// benchmark case among them, are compiled whole as before, and so is every
+// module in a process that may run on one CPU only (`taskset -c 1`): there
+// the partitions only cost their bitcode's round trip (ht's library 0.95
+// -> 0.79 s of machine code on one core).
 constexpr unsigned kPartitionMinInstructions = 20000;
 constexpr size_t kPartitions = 2;
 
@@ -90,15 +135,12 @@ bool RunCodeGenerator(llvm::Module& module, int opt_level,
   return true;
 }
 
-std::string MachineCodeStep(int opt_level, unsigned largest,
+std::string MachineCodeStep(int opt_level, const CodegenBudgets& budgets,
                             size_t partitions) {
   std::string step = "machine code -O" + std::to_string(opt_level);
   if (partitions > 1)
     step += ", " + std::to_string(partitions) + " partitions in parallel";
-  if (largest > kDomainReassignmentMaxInstructions)
-    step += " (largest function " + std::to_string(largest) +
-            " instructions: no domain reassignment)";
-  return step;
+  return step + budgets.Text();
 }
 
 // The partitions of `module` as bitcode (see Note [Parallel code
@@ -154,15 +196,10 @@ bool EmitMachineCode(llvm::Module& module, int opt_level,
                      llvm::CodeGenFileType type, llvm::raw_pwrite_stream& out,
                      std::string& error, CodegenTimings* timings) {
   auto start = Clock::now();
-  unsigned largest = LargestFunction(module);
-  bool large = largest > kDomainReassignmentMaxInstructions;
-  bool emitted = false;
-  {
-    DomainReassignmentOff off(large);
-    emitted = RunCodeGenerator(module, opt_level, type, out, error);
-  }
+  CodegenBudgets budgets(module);
+  bool emitted = RunCodeGenerator(module, opt_level, type, out, error);
   if (emitted && timings != nullptr)
-    timings->steps.Add(MachineCodeStep(opt_level, largest, 1),
+    timings->steps.Add(MachineCodeStep(opt_level, budgets, 1),
                        SecondsSince(start));
   return emitted;
 }
@@ -172,7 +209,8 @@ bool EmitObjects(llvm::Module& module, int opt_level,
                  CodegenTimings* timings) {
   objects.clear();
   unsigned total = module.getInstructionCount();
-  if (total < kPartitionMinInstructions) {
+  if (total < kPartitionMinInstructions ||
+      llvm::hardware_concurrency().compute_thread_count() < kPartitions) {
     llvm::SmallString<0> code;
     llvm::raw_svector_ostream out(code);
     if (!EmitMachineCode(module, opt_level, llvm::CodeGenFileType::ObjectFile,
@@ -182,13 +220,12 @@ bool EmitObjects(llvm::Module& module, int opt_level,
     return true;
   }
   auto start = Clock::now();
-  unsigned largest = LargestFunction(module);
+  CodegenBudgets budgets(module);
   std::vector<llvm::SmallVector<char, 0>> parts = Partition(module);
   std::vector<llvm::SmallString<0>> codes(parts.size());
   std::vector<std::string> errors(parts.size());
   std::vector<char> ok(parts.size(), 0);
   {
-    DomainReassignmentOff off(largest > kDomainReassignmentMaxInstructions);
     auto compile = [&](size_t k) {
       // Each thread has its own context: LLVMContext is not thread-safe.
       llvm::LLVMContext context;
@@ -217,7 +254,7 @@ bool EmitObjects(llvm::Module& module, int opt_level,
     objects.push_back(codes[k].str().str());
   }
   if (timings != nullptr)
-    timings->steps.Add(MachineCodeStep(opt_level, largest, parts.size()),
+    timings->steps.Add(MachineCodeStep(opt_level, budgets, parts.size()),
                        SecondsSince(start));
   return true;
 }

@@ -1,6 +1,6 @@
 // Tests of object emission's budgets for large functions and modules (Notes
-// [Large functions in code generation] and [Parallel code generation] in
-// object.cpp).
+// [Large functions in code generation], [Loop strength reduction in large
+// modules] and [Parallel code generation] in object.cpp).
 #include "compiler/codegen/llvm/object.h"
 
 #include <doctest/doctest.h>
@@ -105,6 +105,15 @@ TEST_CASE(
   std::string large = MachineCodeRow(15001);
   CHECK(large.find("largest function 15002 instructions: no domain "
                    "reassignment") != std::string::npos);
+}
+
+TEST_CASE(
+    "modules from the budget on are compiled without loop strength "
+    "reduction, others as before") {
+  CHECK(MachineCodeRow(100).find("strength reduction") == std::string::npos);
+  CHECK(MachineCodeRow(19990).find("strength reduction") == std::string::npos);
+  CHECK(MachineCodeRow(20000).find(
+            "instructions: no loop strength reduction") != std::string::npos);
 }
 
 TEST_CASE(

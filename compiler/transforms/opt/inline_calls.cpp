@@ -159,16 +159,30 @@ bool InlineCalls(ir::Module& module) {
     if (!changed_this_round) break;
     changed = true;
   }
-  // Drop what is now unreachable, keeping what a user can call.
-  llvm::DenseSet<const Function*> still_used;
-  for (auto& function : module.functions) {
-    for (Op* call : CallsIn(*function)) still_used.insert(call->callee);
-    if (function->derivative) still_used.insert(function->derivative->primal);
-    still_used.insert(function->custom_vjp);
+  // Drop what is now unreachable, keeping what a user can call: a function
+  // goes when it was inlined everywhere or is a lambda, and no function that
+  // stays calls it or derives from it (the primal of an inlined jvp, say).
+  auto removable = [&](const Function* function) {
+    return (inlined.contains(function) || function->anonymous) &&
+           !function->is_export && function->name != "main";
+  };
+  llvm::DenseSet<const Function*> kept;
+  std::vector<Function*> work;
+  for (auto& function : module.functions)
+    if (!removable(function.get()) && kept.insert(function.get()).second)
+      work.push_back(function.get());
+  while (!work.empty()) {
+    Function* function = work.back();
+    work.pop_back();
+    std::vector<Function*> used;
+    for (Op* call : CallsIn(*function)) used.push_back(call->callee);
+    if (function->derivative) used.push_back(function->derivative->primal);
+    used.push_back(function->custom_vjp);
+    for (Function* next : used)
+      if (next && kept.insert(next).second) work.push_back(next);
   }
   std::erase_if(module.functions, [&](const auto& function) {
-    return inlined.contains(function.get()) && !function->is_export &&
-           function->name != "main" && !still_used.contains(function.get());
+    return !kept.contains(function.get());
   });
   return changed;
 }
