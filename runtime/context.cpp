@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -23,7 +24,10 @@ extern "C" void delta_shard_agree(void) __attribute__((weak));
 extern "C" int64_t delta_shard_extent(int64_t global) __attribute__((weak));
 extern "C" int64_t delta_shard_offset(int64_t global) __attribute__((weak));
 
+struct InvocationScratch;
 struct DeltaContext {
+  DeltaContext();
+  ~DeltaContext();
   int32_t num_threads = 0;
   int32_t device_memory = 0;  // plain entries take device pointers
   std::string last_error;
@@ -31,6 +35,8 @@ struct DeltaContext {
   // `device` (Note [Device sessions] in docs/internals/c_abi.md).
   const DeltaAbiDevice* device = nullptr;
   void* device_session = nullptr;
+  // Note [Invocation scratch].
+  std::unique_ptr<InvocationScratch> scratch;
 };
 
 namespace {
@@ -267,6 +273,40 @@ struct UserArray {
   std::vector<int64_t> strides;
 };
 
+struct Output {
+  UserArray array;
+};
+
+}  // namespace
+
+// Note [Invocation scratch]: the arrays one call of an entry fills, kept by
+// its context between calls (a context runs one call at a time), so that a
+// call allocates nothing once they have grown. A scalar entry took about
+// 130 ns, most of it in eleven malloc/free pairs for these.
+struct InvocationScratch {
+  std::vector<int64_t> sizes;
+  std::vector<std::string> known_from;  // which leaf gave each size
+  std::vector<uint64_t> params;
+  std::vector<UserArray> arrays;
+  std::vector<Output> outputs;
+  std::vector<void*> temporaries;
+  std::vector<DeviceLeaf> device_inputs;
+  std::vector<DeviceLeaf> device_results;
+  std::vector<char> result_on_device;
+  std::deque<std::vector<int64_t>> layouts;  // DeviceLeaf's arrays
+  std::vector<uint64_t> results;
+  std::vector<int64_t> result_bytes;
+  std::vector<void*> buffers;
+  std::vector<int64_t> buffer_bytes;
+  // One leaf's canonical sizes and strides, and the caller's strides.
+  std::vector<int64_t> layout_sizes, layout_strides, layout_user_strides;
+};
+
+DeltaContext::DeltaContext() : scratch(new(std::nothrow) InvocationScratch) {}
+DeltaContext::~DeltaContext() = default;
+
+namespace {
+
 // Copies a rank-`rank` array between two strided layouts (strides in
 // elements; the innermost loop is a memcpy where both are unit-stride).
 void CopyStrided(char* dst, const int64_t* dst_strides, const char* src,
@@ -289,23 +329,34 @@ void CopyStrided(char* dst, const int64_t* dst_strides, const char* src,
 // One call of an entry: the checks before, the conversions, the copies
 // after. Errors set status_ and message_ and return false.
 class Invocation {
-  struct Output {
-    UserArray array;
-  };
-
  public:
   Invocation(const DeltaAbiEntry& entry, const uint64_t* args, bool dlpack,
-             bool device_memory, void* device_session)
+             bool device_memory, void* device_session,
+             InvocationScratch& scratch)
       : entry_(entry),
         device_session_(device_session),
         args_(args),
         dlpack_(dlpack),
         device_memory_(device_memory),
-        name_(std::string(entry.name) + (dlpack ? "_dl" : "")),
-        sizes_(static_cast<size_t>(entry.num_size_params), -1),
-        known_from_(static_cast<size_t>(entry.num_size_params)) {}
+        scratch_(scratch),
+        sizes_(scratch.sizes),
+        known_from_(scratch.known_from),
+        params_(scratch.params),
+        outputs_(scratch.outputs),
+        temporaries_(scratch.temporaries),
+        device_inputs_(scratch.device_inputs),
+        device_results_(scratch.device_results),
+        result_on_device_(scratch.result_on_device),
+        layouts_(scratch.layouts) {
+    sizes_.assign(static_cast<size_t>(entry.num_size_params), -1);
+    known_from_.resize(static_cast<size_t>(entry.num_size_params));
+    device_inputs_.clear();
+    device_results_.clear();
+    layouts_.clear();
+  }
   ~Invocation() {
     for (void* buffer : temporaries_) std::free(buffer);
+    temporaries_.clear();
   }
 
   int32_t Run(std::string& error) {
@@ -317,7 +368,8 @@ class Invocation {
  private:
   bool Fail(int32_t status, const std::string& message) {
     status_ = status;
-    message_ = name_ + ": " + message;
+    message_ =
+        std::string(entry_.name) + (dlpack_ ? "_dl" : "") + ": " + message;
     return false;
   }
 
@@ -338,6 +390,8 @@ class Invocation {
   // Reads an array leaf's buffer description from the caller's arguments.
   bool ReadArray(const DeltaAbiLeaf& leaf, UserArray& array) {
     int64_t rank = leaf.rank;
+    array.data = nullptr;
+    array.on_device = false;
     array.sizes.assign(static_cast<size_t>(rank), 0);
     array.strides.assign(static_cast<size_t>(rank), 0);
     bool ok = true;
@@ -540,11 +594,13 @@ class Invocation {
                                                  param.name + " is negative (" +
                                                  std::to_string(size) + ")");
       sizes_[static_cast<size_t>(i)] = size;
-      known_from_[static_cast<size_t>(i)] =
-          std::string("argument ") + param.name;
+      known_from_[static_cast<size_t>(i)]
+          .assign("argument ")
+          .append(param.name);
     }
     params_.assign(static_cast<size_t>(entry_.num_params), 0);
-    std::vector<UserArray> arrays(static_cast<size_t>(entry_.num_params));
+    std::vector<UserArray>& arrays = scratch_.arrays;
+    arrays.resize(static_cast<size_t>(entry_.num_params));
     for (int64_t i = 0; i < entry_.num_params; ++i) {
       const DeltaAbiLeaf& leaf = entry_.params[i];
       if (leaf.rank == 0) {
@@ -610,7 +666,9 @@ class Invocation {
 
   bool ToCanonical(const DeltaAbiLeaf& leaf, const UserArray& array,
                    char*& canonical) {
-    std::vector<int64_t> sizes, strides, user_strides;
+    std::vector<int64_t>& sizes = scratch_.layout_sizes;
+    std::vector<int64_t>& strides = scratch_.layout_strides;
+    std::vector<int64_t>& user_strides = scratch_.layout_user_strides;
     CanonicalLayout(leaf, array, sizes, strides, user_strides);
     bool same = true;
     for (size_t k = 0; k < sizes.size(); ++k)
@@ -684,9 +742,10 @@ class Invocation {
   }
 
   int32_t Execute() {
-    std::vector<uint64_t> results(static_cast<size_t>(entry_.num_results), 0);
-    std::vector<int64_t> result_bytes(static_cast<size_t>(entry_.num_results),
-                                      -1);
+    std::vector<uint64_t>& results = scratch_.results;
+    results.assign(static_cast<size_t>(entry_.num_results), 0);
+    std::vector<int64_t>& result_bytes = scratch_.result_bytes;
+    result_bytes.assign(static_cast<size_t>(entry_.num_results), -1);
     for (int64_t i = 0; i < entry_.num_results; ++i)
       if (entry_.results[i].rank > 0)
         result_bytes[static_cast<size_t>(i)] =
@@ -695,8 +754,10 @@ class Invocation {
     // Note [Results written in place] in docs/gpu.md: a canonical device
     // result that overlaps no device input and no other result may be
     // written by the kernel that makes it.
-    std::vector<void*> buffers(static_cast<size_t>(entry_.num_results));
-    std::vector<int64_t> buffer_bytes(buffers.size(), -1);
+    std::vector<void*>& buffers = scratch_.buffers;
+    buffers.assign(static_cast<size_t>(entry_.num_results), nullptr);
+    std::vector<int64_t>& buffer_bytes = scratch_.buffer_bytes;
+    buffer_bytes.assign(buffers.size(), -1);
     auto overlaps = [](const DeviceLeaf& a, const DeviceLeaf& b) {
       return a.data < b.data + b.bytes && b.data < a.data + a.bytes;
     };
@@ -747,7 +808,9 @@ class Invocation {
     }
     char* buffer = nullptr;
     std::memcpy(&buffer, &value, sizeof buffer);
-    std::vector<int64_t> sizes, strides, user_strides;
+    std::vector<int64_t>& sizes = scratch_.layout_sizes;
+    std::vector<int64_t>& strides = scratch_.layout_strides;
+    std::vector<int64_t>& user_strides = scratch_.layout_user_strides;
     CanonicalLayout(leaf, output.array, sizes, strides, user_strides);
     CopyStrided(output.array.data, user_strides.data(), buffer, strides.data(),
                 sizes.data(), leaf.rank, elem_size);
@@ -759,16 +822,16 @@ class Invocation {
   const uint64_t* args_;
   bool dlpack_;
   bool device_memory_;
-  std::string name_;
-  std::vector<int64_t> sizes_;
-  std::vector<std::string> known_from_;  // which leaf gave each size
-  std::vector<uint64_t> params_;
-  std::vector<Output> outputs_;
-  std::vector<void*> temporaries_;
-  std::vector<DeviceLeaf> device_inputs_;
-  std::vector<DeviceLeaf> device_results_;
-  std::vector<char> result_on_device_;
-  std::deque<std::vector<int64_t>> layouts_;  // DeviceLeaf's arrays
+  InvocationScratch& scratch_;
+  std::vector<int64_t>& sizes_;
+  std::vector<std::string>& known_from_;  // which leaf gave each size
+  std::vector<uint64_t>& params_;
+  std::vector<Output>& outputs_;
+  std::vector<void*>& temporaries_;
+  std::vector<DeviceLeaf>& device_inputs_;
+  std::vector<DeviceLeaf>& device_results_;
+  std::vector<char>& result_on_device_;
+  std::deque<std::vector<int64_t>>& layouts_;
   int32_t status_ = DELTA_STATUS_OK;
   std::string message_;
 };
@@ -779,6 +842,10 @@ extern "C" {
 
 DeltaContext* delta_context_create(const void* options) {
   auto* context = new (std::nothrow) DeltaContext;
+  if (context != nullptr && context->scratch == nullptr) {
+    delete context;
+    return nullptr;
+  }
   if (context == nullptr) return nullptr;
   if (options != nullptr)
     std::memcpy(&context->num_threads, options, sizeof(int32_t));
@@ -873,7 +940,7 @@ int32_t delta_abi_invoke(DeltaContext* context, const DeltaAbiEntry* entry,
     delta_set_serial(context->num_threads == 1);
     int32_t status =
         Invocation(*entry, args, dlpack != 0, context->device_memory != 0,
-                   context->device_session)
+                   context->device_session, *context->scratch)
             .Run(error);
     delta_set_serial(0);
     // The other processes would wait for this one in their collectives.
