@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -63,13 +64,19 @@ std::vector<T> MoveFirstLast(const std::vector<T>& data, int64_t n) {
 class Library {
  public:
   explicit Library(void* handle) : handle_(handle) {}
-  Library(Library&& other) noexcept : handle_(other.handle_) {
+  Library(Library&& other) noexcept
+      : handle_(other.handle_),
+        context_(other.context_),
+        destroy_context_(std::move(other.destroy_context_)) {
     other.handle_ = nullptr;
+    other.context_ = nullptr;
+    other.destroy_context_ = nullptr;
   }
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;
   Library& operator=(Library&&) = delete;
   ~Library() {
+    if (destroy_context_) destroy_context_();
     if (handle_ != nullptr) dlclose(handle_);
   }
 
@@ -83,7 +90,12 @@ class Library {
   }
 
  private:
+  template <typename, typename, typename, typename>
+  friend class Context;
   void* handle_;
+  // The module's context (a Context), made by the first `evaluate`.
+  mutable void* context_ = nullptr;
+  mutable std::function<void()> destroy_context_;
 };
 
 // The entry NAME of `library`, typed as the generated header declares
@@ -91,24 +103,28 @@ class Library {
 // modules, so their calls are type-checked against the C ABI.
 #define GRADBENCH_ENTRY(library, name) (library).Entry<decltype(&name)>(#name)
 
-// A context of one module's C ABI, for one `evaluate`: created at the
-// start, destroyed at the end. The entry points' types are those of the
-// module's header (GRADBENCH_CONTEXT).
+// The context of one module's C ABI, made by its first `evaluate` and kept
+// by its Library for the next ones, as a program that calls a library
+// keeps one (a context's first call grows the buffers its later calls
+// reuse: docs/embedding.md, "The context"). The entry points' types are
+// those of the module's header (GRADBENCH_CONTEXT).
 template <typename Create, typename Destroy, typename LastError,
           typename StatusString>
 class Context {
  public:
-  Context(Create create, Destroy destroy, LastError last_error,
-          StatusString status_string)
-      : context_(create(nullptr)),
-        destroy_(destroy),
-        last_error_(last_error),
-        status_string_(status_string) {
-    if (context_ == nullptr) throw InputError("could not create a context");
+  Context(const Library& library, Create create, Destroy destroy,
+          LastError last_error, StatusString status_string)
+      : last_error_(last_error), status_string_(status_string) {
+    if (library.context_ == nullptr) {
+      auto* made = create(nullptr);
+      if (made == nullptr) throw InputError("could not create a context");
+      library.context_ = made;
+      library.destroy_context_ = [destroy, made] { destroy(made); };
+    }
+    context_ = static_cast<Pointer>(library.context_);
   }
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
-  ~Context() { destroy_(context_); }
 
   auto get() const { return context_; }
 
@@ -122,15 +138,16 @@ class Context {
   }
 
  private:
-  std::invoke_result_t<Create, std::nullptr_t> context_;
-  Destroy destroy_;
+  using Pointer = std::invoke_result_t<Create, std::nullptr_t>;
+  Pointer context_ = nullptr;
   LastError last_error_;
   StatusString status_string_;
 };
 
 // The context of the module whose C prefix is `prefix` (hello, llsq, ...).
 #define GRADBENCH_CONTEXT(library, prefix)                                 \
-  ::gradbench::Context(GRADBENCH_ENTRY(library, prefix##_context_create),  \
+  ::gradbench::Context((library),                                          \
+                       GRADBENCH_ENTRY(library, prefix##_context_create),  \
                        GRADBENCH_ENTRY(library, prefix##_context_destroy), \
                        GRADBENCH_ENTRY(library, prefix##_last_error),      \
                        GRADBENCH_ENTRY(library, prefix##_status_string))
