@@ -87,7 +87,8 @@ struct BlockCache {
 // rate in sequential loops; glibc's aligned allocation of them costs more
 // than the loop body. Each thread keeps up to kDepth freed blocks per size
 // class (multiples of kGrain bytes below kMax), a block in the class of the
-// whole grains its usable size covers, and at most kBytes in all.
+// whole grains its usable size covers, and (if kBytes is not 0) at most
+// kBytes in all.
 template <size_t kGrain, size_t kMax, int kDepth, size_t kBytes>
 struct SizeClassCache {
   static constexpr size_t kClasses = kMax / kGrain;
@@ -99,26 +100,27 @@ struct SizeClassCache {
     for (size_t c = 0; c < kClasses; ++c)
       for (int i = 0; i < counts[c]; ++i) std::free(blocks[c][i]);
   }
-  // `size` is a multiple of kGrain (RoundedSize).
+  // `size` is a multiple of kGrain.
   void* Take(size_t size) {
     size_t c = size / kGrain;
     if (counts[c] == 0) return nullptr;
-    bytes -= c * kGrain;
+    if constexpr (kBytes != 0) bytes -= c * kGrain;
     return blocks[c][--counts[c]];
   }
   bool Keep(void* block, size_t usable) {
     size_t c = usable / kGrain;
-    if (c >= kClasses || counts[c] == kDepth || bytes + c * kGrain > kBytes)
-      return false;
-    bytes += c * kGrain;
+    if (c >= kClasses || counts[c] == kDepth) return false;
+    if constexpr (kBytes != 0) {
+      if (bytes + c * kGrain > kBytes) return false;
+      bytes += c * kGrain;
+    }
     blocks[c][counts[c]++] = block;
     return true;
   }
 };
 
 constexpr size_t kSmallMax = 4096;
-thread_local SizeClassCache<kAlignment, kSmallMax, 32, size_t{4} << 20>
-    small_cache;
+thread_local SizeClassCache<kAlignment, kSmallMax, 32, 0> small_cache;
 // Note [Mid-size blocks]: arrays of 4 to 128 KiB (a 10 000-element row of
 // a loop's state or temporaries) are below glibc's mmap threshold, so it
 // serves them from the top of its heap, and frees that leave more than
@@ -127,19 +129,8 @@ thread_local SizeClassCache<kAlignment, kSmallMax, 32, size_t{4} << 20>
 // trip (GradBench ode's gradient, n = 10 000: a thousand brk calls a call,
 // 3x its time). Such blocks are allocated in whole pages and each thread
 // keeps up to 8 per size class, 16 MiB in all.
-thread_local SizeClassCache<4096, kCachedMin, 8, size_t{16} << 20> mid_cache;
-
-// The size a request of `bytes` is allocated with: whole lines (whole
-// pages for mid-size blocks, so that a freed block lands in the class its
-// request takes from).
-size_t RoundedSize(int64_t bytes) {
-  int64_t grain = bytes >= static_cast<int64_t>(kSmallMax) &&
-                          bytes < static_cast<int64_t>(kCachedMin)
-                      ? 4096
-                      : kAlignment;
-  int64_t rounded = (bytes + grain - 1) / grain * grain;
-  return static_cast<size_t>(rounded == 0 ? kAlignment : rounded);
-}
+constexpr size_t kPage = 4096;
+thread_local SizeClassCache<kPage, kCachedMin, 8, size_t{16} << 20> mid_cache;
 
 BlockCache& Cache() {
   static BlockCache* cache = new BlockCache;  // never destroyed: see _exit
@@ -192,10 +183,14 @@ void* delta_try_alloc(int64_t bytes) {
   if (bytes < 0) return nullptr;
   // aligned_alloc needs a multiple of the alignment; 0 becomes one line so
   // that every array has a distinct, freeable pointer.
-  size_t size = RoundedSize(bytes);
+  int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  auto size = static_cast<size_t>(rounded);
   if (size < kSmallMax) {
     if (void* block = small_cache.Take(size)) return block;
   } else if (size < kCachedMin) {
+    // Whole pages, so that the block lands in the class it is taken from.
+    size = (size + kPage - 1) / kPage * kPage;
     if (void* block = mid_cache.Take(size)) return block;
   } else {
     if (void* block = Cache().Take(size)) return block;
