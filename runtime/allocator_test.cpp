@@ -46,3 +46,17 @@ TEST_CASE("a mid-size block serves smaller requests of its size class") {
   CHECK(smaller == block);
   delta_free(smaller);
 }
+
+TEST_CASE("a request just under the large size is served as a large block") {
+  // 128 KiB - 4000 bytes round up to whole pages, 128 KiB: the block cache's,
+  // while the mid-size cache holds a block (its class 32 does not exist).
+  void* mid = delta_alloc(80000);
+  delta_free(mid);
+  for (int trip = 0; trip < 3; ++trip) {
+    void* block = delta_alloc((int64_t{128} << 10) - 4000);
+    REQUIRE(block != nullptr);
+    static_cast<char*>(block)[0] = 1;
+    static_cast<char*>(block)[(128 << 10) - 4001] = 1;
+    delta_free(block);
+  }
+}

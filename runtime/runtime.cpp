@@ -188,12 +188,12 @@ void* delta_try_alloc(int64_t bytes) {
   auto size = static_cast<size_t>(rounded);
   if (size < kSmallMax) {
     if (void* block = small_cache.Take(size)) return block;
-  } else if (size < kCachedMin) {
-    // Whole pages, so that the block lands in the class it is taken from.
-    size = (size + kPage - 1) / kPage * kPage;
-    if (void* block = mid_cache.Take(size)) return block;
   } else {
-    if (void* block = Cache().Take(size)) return block;
+    // Whole pages, so that a mid-size block lands in the class it is taken
+    // from (this may make it a large one).
+    if (size < kCachedMin) size = (size + kPage - 1) / kPage * kPage;
+    void* block = size < kCachedMin ? mid_cache.Take(size) : Cache().Take(size);
+    if (block != nullptr) return block;
   }
   return std::aligned_alloc(kAlignment, size);
 }
