@@ -10,25 +10,14 @@ using namespace delta::transforms::testing;
 
 namespace {
 
-// f(x) = scatter_add(select(i == 0, 0, 2x), to_index(k)) over d, where k
-// is i - 1 at the points that are not masked and `other` at the masked one.
+// f(x) = ShiftedScatter(x): reverse mode's adjoint of x shifted by one.
 Function* BuildScatter(Module& module, bool masked, int64_t other) {
   Dim* d = module.AddDim("d", 5);
   Function* f = module.AddFunction("f");
   f->is_export = true;
   Builder b(f);
   Value* x = AddParam(f, F64({d}), "x");
-  Value* zero = b.IntConst(ElemKind::I64, 0);
-  Value* i = b.Convert(b.Iota(d), ElemKind::I64);
-  Value* first = b.Binary(OpKind::Eq, i, zero);
-  Value* k = b.Select(b.Unary(OpKind::Not, first),
-                      b.Binary(OpKind::Sub, i, b.IntConst(ElemKind::I64, 1)),
-                      b.IntConst(ElemKind::I64, other));
-  Value* doubled = b.Binary(OpKind::Mul, x, b.FloatConst(ElemKind::F64, 2));
-  Value* values = masked
-                      ? b.Select(first, b.FloatConst(ElemKind::F64, 0), doubled)
-                      : doubled;
-  Return(b, {b.ScatterAdd(values, {b.ToIndex(d, k)}, F64({d}))});
+  Return(b, {ShiftedScatter(b, d, x, masked, other)});
   return f;
 }
 

@@ -179,17 +179,7 @@ std::vector<Program> Programs() {
          Builder b(f);
          Value* x = AddParam(f, F32({d}), "x");
          Value* zero = b.IntConst(ElemKind::I64, 0);
-         Value* i = b.Convert(b.Iota(d), ElemKind::I64);
-         Value* first = b.Binary(OpKind::Eq, i, zero);
-         Value* shifted = b.Select(
-             b.Unary(OpKind::Not, first),
-             b.Binary(OpKind::Sub, i, b.IntConst(ElemKind::I64, 1)), zero);
-         Value* doubled =
-             b.Binary(OpKind::Mul, x, b.FloatConst(ElemKind::F32, 2));
-         Value* masked =
-             b.Select(first, b.FloatConst(ElemKind::F32, 0), doubled);
-         Value* scattered =
-             b.ScatterAdd(masked, {b.ToIndex(d, shifted)}, F32({d}));
+         Value* scattered = ShiftedScatter(b, d, x);
          Op* loop = b.Create(OpKind::Loop,
                              {zero, b.IntConst(ElemKind::I64, 3), scattered},
                              {F32({d})});
