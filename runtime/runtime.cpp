@@ -85,34 +85,52 @@ struct BlockCache {
 
 // Small arrays (loop state, a row per iteration) come and go at a high
 // rate in sequential loops; glibc's aligned allocation of them costs more
-// than the loop body. Each thread keeps up to kSmallDepth freed blocks per
-// size class (multiples of kAlignment below kSmallMax bytes), a block in
-// the class of the whole lines its usable size covers.
-constexpr size_t kSmallMax = 4096;
-constexpr size_t kSmallClasses = kSmallMax / size_t{kAlignment};
-constexpr int kSmallDepth = 32;
+// than the loop body. Each thread keeps up to kDepth freed blocks per size
+// class (multiples of kGrain bytes below kMax), a block in the class of the
+// whole grains its usable size covers, and (if kBytes is not 0) at most
+// kBytes in all.
+template <size_t kGrain, size_t kMax, int kDepth, size_t kBytes>
+struct SizeClassCache {
+  static constexpr size_t kClasses = kMax / kGrain;
+  void* blocks[kClasses][kDepth];
+  int counts[kClasses] = {};
+  size_t bytes = 0;
 
-struct SmallCache {
-  void* blocks[kSmallClasses][kSmallDepth];
-  int counts[kSmallClasses] = {};
-
-  ~SmallCache() {
-    for (size_t c = 0; c < kSmallClasses; ++c)
+  ~SizeClassCache() {
+    for (size_t c = 0; c < kClasses; ++c)
       for (int i = 0; i < counts[c]; ++i) std::free(blocks[c][i]);
   }
+  // `size` is a multiple of kGrain.
   void* Take(size_t size) {
-    size_t c = size / kAlignment;
-    return counts[c] > 0 ? blocks[c][--counts[c]] : nullptr;
+    size_t c = size / kGrain;
+    if (counts[c] == 0) return nullptr;
+    if constexpr (kBytes != 0) bytes -= c * kGrain;
+    return blocks[c][--counts[c]];
   }
   bool Keep(void* block, size_t usable) {
-    size_t c = usable / kAlignment;
-    if (c >= kSmallClasses || counts[c] == kSmallDepth) return false;
+    size_t c = usable / kGrain;
+    if (c >= kClasses || counts[c] == kDepth) return false;
+    if constexpr (kBytes != 0) {
+      if (bytes + c * kGrain > kBytes) return false;
+      bytes += c * kGrain;
+    }
     blocks[c][counts[c]++] = block;
     return true;
   }
 };
 
-thread_local SmallCache small_cache;
+constexpr size_t kSmallMax = 4096;
+thread_local SizeClassCache<kAlignment, kSmallMax, 32, 0> small_cache;
+// Note [Mid-size blocks]: arrays of 4 to 128 KiB (a 10 000-element row of
+// a loop's state or temporaries) are below glibc's mmap threshold, so it
+// serves them from the top of its heap, and frees that leave more than
+// 128 KiB free there give it back to the kernel (brk): a loop making and
+// dropping a few such arrays per trip then page-faults them in on every
+// trip (GradBench ode's gradient, n = 10 000: a thousand brk calls a call,
+// 3x its time). Such blocks are allocated in whole pages and each thread
+// keeps up to 8 per size class, 16 MiB in all.
+constexpr size_t kPage = 4096;
+thread_local SizeClassCache<kPage, kCachedMin, 8, size_t{16} << 20> mid_cache;
 
 BlockCache& Cache() {
   static BlockCache* cache = new BlockCache;  // never destroyed: see _exit
@@ -170,8 +188,12 @@ void* delta_try_alloc(int64_t bytes) {
   auto size = static_cast<size_t>(rounded);
   if (size < kSmallMax) {
     if (void* block = small_cache.Take(size)) return block;
-  } else if (size >= kCachedMin) {
-    if (void* block = Cache().Take(size)) return block;
+  } else {
+    // Whole pages, so that a mid-size block lands in the class it is taken
+    // from (this may make it a large one).
+    if (size < kCachedMin) size = (size + kPage - 1) / kPage * kPage;
+    void* block = size < kCachedMin ? mid_cache.Take(size) : Cache().Take(size);
+    if (block != nullptr) return block;
   }
   return std::aligned_alloc(kAlignment, size);
 }
@@ -189,7 +211,8 @@ void delta_free(void* pointer) {
   size_t size = malloc_usable_size(pointer);
   if (size >= kCachedMin)
     Cache().Keep(pointer, size);
-  else if (size >= kSmallMax || !small_cache.Keep(pointer, size))
+  else if (!(size < kSmallMax ? small_cache.Keep(pointer, size)
+                              : mid_cache.Keep(pointer, size)))
     std::free(pointer);
 }
 

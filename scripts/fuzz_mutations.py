@@ -196,6 +196,9 @@ class Mutator:
         if not operands:
             return text
         i = self.pick(operands)
+        # Nesting a number changes its value (`20 + 20 + ...` as a dim's
+        # size makes a loop of a thousand steps), as `number` does.
+        self.changed_numbers |= tokens[i][0] == "number"
         depth = self.pick([50, 200, 300, 1000, 5000, 20000])
         value = tokens[i][1]
         style = self.pick(["parens", "negate", "call", "block", "index",

@@ -14,6 +14,8 @@
 #include "compiler/transforms/opt/fold_constants.h"
 #include "compiler/transforms/opt/fuse_elementwise.h"
 #include "compiler/transforms/opt/fuse_maps.h"
+#include "compiler/transforms/opt/gather_shifted_scatters.h"
+#include "compiler/transforms/opt/hoist_loop_invariants.h"
 #include "compiler/transforms/opt/inline_calls.h"
 #include "compiler/transforms/opt/reduce_powers.h"
 #include "compiler/transforms/opt/reuse_map_results.h"
@@ -63,6 +65,10 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
       &Pass("fold-constants"),
       // After folding, which turns AD's exponents k - 1 into constants.
       &Pass("reduce-powers"),
+      &Pass("gather-shifted-scatters"),
+      // Before CSE, which then merges what the forward and backward
+      // sweeps of a loop both computed in their bodies.
+      &Pass("hoist-loop-invariants"),
       &Pass("eliminate-common-subexpressions"),
       &Pass("eliminate-dead-code"),
   };

@@ -57,6 +57,28 @@ inline void Return(ir::Builder& builder, std::vector<ir::Value*> values) {
 }
 
 // Checks the module and prints what is wrong in the test's output.
+// Reverse mode's adjoint of a shifted read `i == 0 ? c : y[i - 1]` over
+// `d` with cotangent 2v: scatter_add(select(i == 0, 0, 2v), to_index(
+// select(i != 0, i - 1, other))). Unmasked (`masked` false), v[0] lands
+// at `other` too.
+inline ir::Value* ShiftedScatter(ir::Builder& b, const ir::Dim* d, ir::Value* v,
+                                 bool masked = true, int64_t other = 0) {
+  using ir::ElemKind;
+  using ir::OpKind;
+  ir::Value* zero = b.IntConst(ElemKind::I64, 0);
+  ir::Value* i = b.Convert(b.Iota(d), ElemKind::I64);
+  ir::Value* first = b.Binary(OpKind::Eq, i, zero);
+  ir::Value* k =
+      b.Select(b.Unary(OpKind::Not, first),
+               b.Binary(OpKind::Sub, i, b.IntConst(ElemKind::I64, 1)),
+               b.IntConst(ElemKind::I64, other));
+  ir::Value* doubled = b.Binary(OpKind::Mul, v, b.FloatConst(v->type.elem, 2));
+  ir::Value* values =
+      masked ? b.Select(first, b.FloatConst(v->type.elem, 0), doubled)
+             : doubled;
+  return b.ScatterAdd(values, {b.ToIndex(d, k)}, v->type);
+}
+
 inline void CheckValid(const ir::Module& module) {
   std::vector<std::string> errors = ir::Verify(module);
   std::string report;

@@ -164,7 +164,11 @@ llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
 // runs again in the backward sweep. Residuals that no backward op reads
 // are stacked outputs without users, which dead-code elimination drops
 // with the work behind them. A call to `checkpoint(f)` is the other trade:
-// it keeps nothing and is recomputed.
+// it keeps nothing and is recomputed. Nor are values that are the same on
+// every iteration kept (LoopInvariants: an index shifted by one and its
+// boundary mask, a step size): stacking them would write the same array
+// once per iteration; the backward sweep computes them again, and
+// hoist-loop-invariants moves both computations out of the loops.
 namespace {
 bool IsCheapToRedo(const Op& op) {
   if (op.regions.empty() && op.operands.empty()) return true;
@@ -177,6 +181,24 @@ bool IsCheapToRedo(const Op& op) {
     default:
       return false;
   }
+}
+// The results of `body`'s top-level ops that do not depend on its
+// arguments (the iterator, the state) nor come from an op with an effect
+// other than a run-time check.
+llvm::DenseSet<const Value*> LoopInvariants(const Block& body) {
+  llvm::DenseSet<const Value*> varying(body.args.begin(), body.args.end());
+  llvm::DenseSet<const Value*> invariant;
+  for (const auto& op : body.ops) {
+    bool varies = transforms::HasEffectsDeep(*op) &&
+                  !(op->regions.empty() && transforms::MayOnlyFail(*op));
+    for (const Value* operand : op->operands)
+      varies |= varying.contains(operand);
+    for (const Value* capture : CapturesOf(*op))
+      varies |= varying.contains(capture);
+    (varies ? varying : invariant)
+        .insert(op->results.begin(), op->results.end());
+  }
+  return invariant;
 }
 }  // namespace
 
@@ -232,9 +254,12 @@ llvm::Error ReverseBuilder::ForwardScanBody(const Block& body, Op* scan,
       out.nested.emplace_back(loop, stack_tape(nested));
     return out;
   };
+  llvm::DenseSet<const Value*> invariant = LoopInvariants(body);
   for (const auto& inner : body.ops) {
     if (inner->kind == OpKind::Yield) break;
-    if (IsCheapToRedo(*inner) || inner->results.empty()) continue;
+    if (IsCheapToRedo(*inner) || inner->results.empty() ||
+        invariant.contains(inner->results[0]))
+      continue;
     if (!llvm::all_of(inner->results,
                       [&](const Value* v) { return stackable(P(v)); }))
       continue;

@@ -169,6 +169,31 @@ std::vector<Program> Programs() {
          return std::pair(f, std::vector<Tensor>{Floats({d}, {5}, 5)});
        }});
   programs.push_back(
+      {"a shifted scatter and a loop invariant", [](Module& module) {
+         // Reverse mode's adjoint of `i == 0 ? 1 : y[i - 1]` (a scatter at
+         // i - 1 with point 0 masked), then a loop whose body computes
+         // exp(x) on every trip.
+         Dim* d = module.AddDim("d", 5);
+         Function* f = module.AddFunction("f");
+         f->is_export = true;
+         Builder b(f);
+         Value* x = AddParam(f, F32({d}), "x");
+         Value* zero = b.IntConst(ElemKind::I64, 0);
+         Value* scattered = ShiftedScatter(b, d, x);
+         Op* loop = b.Create(OpKind::Loop,
+                             {zero, b.IntConst(ElemKind::I64, 3), scattered},
+                             {F32({d})});
+         Block* body = b.AddRegion(loop, {I64(), F32({d})});
+         {
+           InsertionGuard guard(b);
+           b.SetInsertionBlock(body);
+           Value* invariant = b.Unary(OpKind::Exp, x);
+           b.Yield({b.Binary(OpKind::Add, body->args[1], invariant)});
+         }
+         Return(b, {loop->result(0)});
+         return std::pair(f, std::vector<Tensor>{Floats({d}, {5}, 9)});
+       }});
+  programs.push_back(
       {"calls with size parameters and local dims", [](Module& module) {
          Dim* d = module.AddDim("d", 6);
          Function* g = module.AddFunction("g");

@@ -1,0 +1,117 @@
+// Loop-invariant code motion (hoist_loop_invariants.h).
+#include "compiler/transforms/opt/hoist_loop_invariants.h"
+
+#include <llvm/ADT/DenseSet.h>
+
+#include <memory>
+#include <vector>
+
+#include "compiler/transforms/rewrite.h"
+
+namespace delta::opt {
+namespace {
+
+using ir::Block;
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+// Whether `op` or an op in its regions names a dim of `dims` (in its dims,
+// its results' types or its regions' arguments' types).
+bool NamesDim(const Op& op, const llvm::DenseSet<const ir::Dim*>& dims) {
+  auto in_type = [&](const Value* value) {
+    for (const ir::Dim* dim : value->type.dims)
+      if (dims.contains(dim)) return true;
+    return false;
+  };
+  for (const ir::Dim* dim : op.dims)
+    if (dims.contains(dim)) return true;
+  for (const Value* result : op.results)
+    if (in_type(result)) return true;
+  for (const auto& region : op.regions) {
+    for (const Value* arg : region->args)
+      if (in_type(arg)) return true;
+    for (const auto& inner : region->ops)
+      if (NamesDim(*inner, dims)) return true;
+  }
+  return false;
+}
+
+// The values that `op` and its regions use from outside `op`.
+void CollectUses(const Op& op, llvm::DenseSet<const Value*>& made,
+                 std::vector<const Value*>& uses) {
+  for (const Value* operand : op.operands)
+    if (!made.contains(operand)) uses.push_back(operand);
+  for (const auto& region : op.regions) {
+    made.insert(region->args.begin(), region->args.end());
+    for (const auto& inner : region->ops) CollectUses(*inner, made, uses);
+  }
+  made.insert(op.results.begin(), op.results.end());
+}
+
+// Moves the invariant ops of `loop`'s regions in front of it; returns how
+// many. A while's condition region is left alone (it is short).
+size_t HoistFrom(Op& loop) {
+  Block& body = *loop.regions.back();
+  // Values made in the body (its arguments and every op's results, nested
+  // ones included) and dims defined in it.
+  llvm::DenseSet<const Value*> inside(body.args.begin(), body.args.end());
+  llvm::DenseSet<const ir::Dim*> local_dims;
+  transforms::WalkOps(body, [&](const Op& op) {
+    inside.insert(op.results.begin(), op.results.end());
+    for (const auto& region : op.regions)
+      inside.insert(region->args.begin(), region->args.end());
+    if (op.kind == OpKind::DimDef) local_dims.insert(op.dims[0]);
+  });
+  std::vector<std::unique_ptr<Op>> hoisted;
+  std::vector<std::unique_ptr<Op>> kept;
+  for (auto& op : body.ops) {
+    bool invariant = op->kind != OpKind::Yield &&
+                     !transforms::HasEffectsDeep(*op) &&
+                     !NamesDim(*op, local_dims);
+    if (invariant) {
+      llvm::DenseSet<const Value*> made;
+      std::vector<const Value*> uses;
+      CollectUses(*op, made, uses);
+      for (const Value* use : uses) invariant &= !inside.contains(use);
+    }
+    if (!invariant) {
+      kept.push_back(std::move(op));
+      continue;
+    }
+    for (const Value* result : op->results) inside.erase(result);
+    hoisted.push_back(std::move(op));
+  }
+  body.ops = std::move(kept);
+  Block& outer = *loop.parent;
+  size_t at = transforms::IndexOf(loop);
+  for (size_t i = 0; i < hoisted.size(); ++i) {
+    hoisted[i]->parent = &outer;
+    outer.ops.insert(outer.ops.begin() + static_cast<long>(at + i),
+                     std::move(hoisted[i]));
+  }
+  return hoisted.size();
+}
+
+bool HoistFunction(ir::Function& function) {
+  // Innermost first: what leaves an inner loop may then leave the outer.
+  std::vector<Op*> loops;
+  transforms::WalkOps(*function.body, [&](Op& op) {
+    if (op.kind == OpKind::Loop || op.kind == OpKind::While)
+      loops.push_back(&op);
+  });
+  size_t moved = 0;
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it)
+    moved += HoistFrom(**it);
+  return moved > 0;
+}
+
+}  // namespace
+
+bool HoistLoopInvariants(ir::Module& module) {
+  bool changed = false;
+  for (auto& function : module.functions) changed |= HoistFunction(*function);
+  return changed;
+}
+
+}  // namespace delta::opt
