@@ -67,6 +67,9 @@ constexpr int64_t kUnrolledDimMax = 4;
 struct PhysicalLayout {
   const ir::Dim* outermost = nullptr;
   const ir::Dim* innermost = nullptr;
+  // Note [Batch dims outermost]: the arrays over exactly these dims have
+  // this batch dim outermost instead.
+  std::vector<std::pair<ir::DimList, const ir::Dim*>> batch_outermost;
 };
 
 // What every function of a module shares: the LLVM module, the runtime's
@@ -110,6 +113,9 @@ std::optional<MatchedContraction> MatchContraction(const ir::Op& op);
 bool MayFillColumns(const ir::Dim* dim);
 // See Note [Physical layout] (layout.cpp).
 PhysicalLayout ChoosePhysicalLayout(const ir::Module& module);
+// The order in memory (outermost first) of an array over `dims`.
+std::vector<const ir::Dim*> PhysicalOrder(const PhysicalLayout& layout,
+                                          const ir::DimList& dims);
 
 // Calls `use` for every value `op` reads, in its regions too.
 void ForEachUse(const ir::Op& op,
