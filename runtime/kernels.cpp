@@ -94,7 +94,12 @@ void PackPanels(void* ctx, int64_t begin, int64_t end) {
     for (int64_t q = 0; q < s.kc; ++q) {
       const T* in = p.b + (s.depth + q) * p.b_k + (s.col + j0) * p.b_n;
       T* row = out + q * s.nr;
-      if (p.b_n == 1) {
+      if (p.b_n == 1 && valid * sizeof(T) == 128) {
+        // A whole panel row (AVX-512's, f32 or f64): a copy of fixed size,
+        // two vector moves, where a call of memcpy per row took 8% of the
+        // Transformer's forward pass at s128.
+        std::memcpy(row, in, 128);
+      } else if (p.b_n == 1) {
         std::memcpy(row, in, valid * sizeof(T));
       } else {
         for (int64_t j = 0; j < valid; ++j) row[j] = in[j * p.b_n];
