@@ -4,11 +4,14 @@
 // docs/performance.md.
 #include "runtime/kernels.h"
 
+#include <xmmintrin.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "runtime/runtime.h"
 
@@ -66,6 +69,26 @@ struct Strip {
   bool in_place_b;  // only the last, partial panel is packed
 };
 
+// Four columns of a B contiguous in k (`in`, columns b_n apart) into a
+// panel of nr columns: blocks of 4 x 4 transposed in SSE registers.
+void PackFourColumns(const float* in, int64_t b_n, int64_t kc, float* out,
+                     int64_t nr) {
+  int64_t q = 0;
+  for (; q + 4 <= kc; q += 4) {
+    __m128 r0 = _mm_loadu_ps(in + q);
+    __m128 r1 = _mm_loadu_ps(in + b_n + q);
+    __m128 r2 = _mm_loadu_ps(in + 2 * b_n + q);
+    __m128 r3 = _mm_loadu_ps(in + 3 * b_n + q);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(out + q * nr, r0);
+    _mm_storeu_ps(out + (q + 1) * nr, r1);
+    _mm_storeu_ps(out + (q + 2) * nr, r2);
+    _mm_storeu_ps(out + (q + 3) * nr, r3);
+  }
+  for (; q < kc; ++q)
+    for (int t = 0; t < 4; ++t) out[q * nr + t] = in[t * b_n + q];
+}
+
 // Packs panels [begin, end) of a strip (zero-padded past its columns).
 template <typename T>
 void PackPanels(void* ctx, int64_t begin, int64_t end) {
@@ -82,13 +105,20 @@ void PackPanels(void* ctx, int64_t begin, int64_t end) {
       // read in order. Row by row read nr columns b_n apart for each depth,
       // addresses that share one or two L1 sets when b_n is 512 or 2048
       // floats, so every line was evicted before its next element was
-      // read: the Transformer's W2 (512 x 2048) packed in 0.73 ms, 0.30 so.
-      for (int64_t j = 0; j < valid; ++j) {
+      // read: the Transformer's W2 (512 x 2048) packed in 0.60 ms, 0.28
+      // so, and 0.11 four columns at a time transposed in registers.
+      int64_t j = 0;
+      if constexpr (std::is_same_v<T, float>)
+        if (p.b_k == 1)
+          for (; j + 4 <= valid; j += 4)
+            PackFourColumns(p.b + s.depth + (s.col + j0 + j) * p.b_n, p.b_n,
+                            s.kc, out + j, s.nr);
+      for (; j < valid; ++j) {
         const T* in = p.b + s.depth * p.b_k + (s.col + j0 + j) * p.b_n;
         for (int64_t q = 0; q < s.kc; ++q) out[q * s.nr + j] = in[q * p.b_k];
       }
       for (int64_t q = 0; q < s.kc; ++q)
-        for (int64_t j = valid; j < s.nr; ++j) out[q * s.nr + j] = T(0);
+        for (int64_t pad = valid; pad < s.nr; ++pad) out[q * s.nr + pad] = T(0);
       continue;
     }
     for (int64_t q = 0; q < s.kc; ++q) {
