@@ -163,10 +163,18 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
   // emits nothing), the group is blocked or not here; otherwise
   // EmitBlockGroup decides at run time.
   bool known = true;
-  for (size_t i : group.members)
+  auto all_constant = [](const ir::Type& type) {
+    return llvm::all_of(type.dims,
+                        [](const ir::Dim* dim) { return dim->constant; });
+  };
+  for (size_t i : group.members) {
     for (const ir::Value* result : block.ops[i]->results)
-      for (const ir::Dim* result_dim : result->type.dims)
-        known &= result_dim->constant.has_value();
+      known &= all_constant(result->type);
+    // Note [Re-packed operands]: the products' operands count too.
+    if (std::optional<MatchedContraction> match =
+            MatchContraction(*block.ops[i]))
+      known &= all_constant(match->a->type) && all_constant(match->b->type);
+  }
   if (known) {
     auto* blocked =
         llvm::cast<llvm::ConstantInt>(MeasureBlocks(block, group).blocked);
