@@ -71,6 +71,9 @@ struct PhysicalLayout {
   // this batch dim outermost instead.
   std::vector<std::pair<ir::DimList, const ir::Dim*>> batch_outermost;
 };
+// The order in memory (outermost first) of an array over `dims`.
+std::vector<const ir::Dim*> PhysicalOrder(const PhysicalLayout& layout,
+                                          const ir::DimList& dims);
 
 // What every function of a module shares: the LLVM module, the runtime's
 // declarations and interned strings.
@@ -113,9 +116,6 @@ std::optional<MatchedContraction> MatchContraction(const ir::Op& op);
 bool MayFillColumns(const ir::Dim* dim);
 // See Note [Physical layout] (layout.cpp).
 PhysicalLayout ChoosePhysicalLayout(const ir::Module& module);
-// The order in memory (outermost first) of an array over `dims`.
-std::vector<const ir::Dim*> PhysicalOrder(const PhysicalLayout& layout,
-                                          const ir::DimList& dims);
 
 // Calls `use` for every value `op` reads, in its regions too.
 void ForEachUse(const ir::Op& op,
