@@ -201,6 +201,9 @@ class Mutator:
         self.changed_numbers |= tokens[i][0] == "number"
         depth = self.pick([50, 200, 300, 1000, 5000, 20000])
         value = tokens[i][1]
+        # A nested number may take another value (`20 + 20 + ...` as a
+        # dim's size), and a longer run is then no bug.
+        self.changed_numbers |= tokens[i][0] == "number"
         style = self.pick(["parens", "negate", "call", "block", "index",
                            "binary", "if", "tuple", "lambda"])
         if style == "parens":

@@ -19,6 +19,9 @@ constexpr int64_t kBlockBytes = 512 << 10;
 constexpr int64_t kBlockMinRows = 96;
 // ... and no group at all when such blocks would not fit a share of L3.
 constexpr int64_t kBlockMaxBytes = 8 << 20;
+// Note [Re-packed operands]: what packing an operand for the matrix kernel
+// costs, in passes over the members' memory that blocking saves.
+constexpr int64_t kRepackCost = 2;
 
 // The ops a group may run block by block: each computes the elements of
 // its results one point at a time from its operands.
@@ -160,10 +163,18 @@ FunctionEmitter::BlockGroup FunctionEmitter::FindBlockGroup(
   // emits nothing), the group is blocked or not here; otherwise
   // EmitBlockGroup decides at run time.
   bool known = true;
-  for (size_t i : group.members)
+  auto all_constant = [](const ir::Type& type) {
+    return llvm::all_of(type.dims,
+                        [](const ir::Dim* dim) { return dim->constant; });
+  };
+  for (size_t i : group.members) {
     for (const ir::Value* result : block.ops[i]->results)
-      for (const ir::Dim* result_dim : result->type.dims)
-        known &= result_dim->constant.has_value();
+      known &= all_constant(result->type);
+    // Note [Re-packed operands]: the products' operands count too.
+    if (std::optional<MatchedContraction> match =
+            MatchContraction(*block.ops[i]))
+      known &= all_constant(match->a->type) && all_constant(match->b->type);
+  }
   if (known) {
     auto* blocked =
         llvm::cast<llvm::ConstantInt>(MeasureBlocks(block, group).blocked);
@@ -188,6 +199,19 @@ FunctionEmitter::BlockSizes FunctionEmitter::MeasureBlocks(
             row_bytes,
             TypeBytes(type.WithDims(type.dims.Minus(ir::DimList{group.dim}))));
     }
+  }
+  // Note [Re-packed operands]: the operands that the group's products
+  // read whole in every block (weights without the blocked dim).
+  llvm::Value* repacked_bytes = builder_.getInt64(0);
+  llvm::SmallPtrSet<const ir::Value*, 8> repacked;
+  for (size_t i : group.members) {
+    std::optional<MatchedContraction> match = MatchContraction(*block.ops[i]);
+    if (!match) continue;
+    for (const ir::Value* operand : {match->a, match->b})
+      if (!operand->type.dims.Contains(group.dim) &&
+          repacked.insert(operand).second)
+        repacked_bytes =
+            builder_.CreateAdd(repacked_bytes, TypeBytes(operand->type));
   }
   BlockSizes sizes;
   llvm::Value* size = DimSize(group.dim);
@@ -222,7 +246,13 @@ FunctionEmitter::BlockSizes FunctionEmitter::MeasureBlocks(
        builder_.CreateICmpSLE(builder_.CreateMul(sizes.rows, row_bytes),
                               constant(kBlockMaxBytes)),
        builder_.CreateICmpSLE(builder_.CreateMul(sizes.blocks, total_bytes),
-                              constant(kBlockMaxBytes))});
+                              constant(kBlockMaxBytes)),
+       builder_.CreateICmpSLE(
+           builder_.CreateMul(
+               builder_.CreateMul(builder_.CreateSub(sizes.blocks, constant(1)),
+                                  repacked_bytes),
+               constant(kRepackCost)),
+           builder_.CreateMul(row_bytes, size))});
   return sizes;
 }
 

@@ -64,6 +64,8 @@ TEST_CASE("the gemm kernel equals the naive loop bit for bit") {
         for (int64_t k : {0, 1, 9, 257}) {
           Check<float>(delta_gemm_f32, m, n, k, (m + n) % 2 == 1, flags);
           Check<double>(delta_gemm_f64, m, n, k, (m + k) % 2 == 0, flags);
+          // B contiguous in k: packed column after column.
+          Check<float>(delta_gemm_f32, m, n, k, false, flags, true);
         }
 }
 

@@ -68,7 +68,13 @@ constexpr int64_t kUnrolledDimMax = 4;
 struct PhysicalLayout {
   const ir::Dim* outermost = nullptr;
   const ir::Dim* innermost = nullptr;
+  // Note [Batch dims outermost]: the arrays over exactly these dims have
+  // this batch dim outermost instead.
+  std::vector<std::pair<ir::DimList, const ir::Dim*>> batch_outermost;
 };
+// The order in memory (outermost first) of an array over `dims`.
+std::vector<const ir::Dim*> PhysicalOrder(const PhysicalLayout& layout,
+                                          const ir::DimList& dims);
 
 // What every function of a module shares: the LLVM module, the runtime's
 // declarations and interned strings.
