@@ -338,25 +338,16 @@ class Invocation {
         args_(args),
         dlpack_(dlpack),
         device_memory_(device_memory),
-        scratch_(scratch),
-        sizes_(scratch.sizes),
-        known_from_(scratch.known_from),
-        params_(scratch.params),
-        outputs_(scratch.outputs),
-        temporaries_(scratch.temporaries),
-        device_inputs_(scratch.device_inputs),
-        device_results_(scratch.device_results),
-        result_on_device_(scratch.result_on_device),
-        layouts_(scratch.layouts) {
-    sizes_.assign(static_cast<size_t>(entry.num_size_params), -1);
-    known_from_.resize(static_cast<size_t>(entry.num_size_params));
-    device_inputs_.clear();
-    device_results_.clear();
-    layouts_.clear();
+        scratch_(scratch) {
+    scratch_.sizes.assign(static_cast<size_t>(entry.num_size_params), -1);
+    scratch_.known_from.resize(static_cast<size_t>(entry.num_size_params));
+    scratch_.device_inputs.clear();
+    scratch_.device_results.clear();
+    scratch_.layouts.clear();
   }
   ~Invocation() {
-    for (void* buffer : temporaries_) std::free(buffer);
-    temporaries_.clear();
+    for (void* buffer : scratch_.temporaries) std::free(buffer);
+    scratch_.temporaries.clear();
   }
 
   int32_t Run(std::string& error) {
@@ -494,9 +485,9 @@ class Invocation {
   // A leaf in device memory: how the guarded call moves it.
   DeviceLeaf DeviceLayout(const DeltaAbiLeaf& leaf, int64_t index,
                           const UserArray& array) {
-    std::vector<int64_t>& sizes = layouts_.emplace_back();
-    std::vector<int64_t>& strides = layouts_.emplace_back();
-    std::vector<int64_t>& user_strides = layouts_.emplace_back();
+    std::vector<int64_t>& sizes = scratch_.layouts.emplace_back();
+    std::vector<int64_t>& strides = scratch_.layouts.emplace_back();
+    std::vector<int64_t>& user_strides = scratch_.layouts.emplace_back();
     CanonicalLayout(leaf, array, sizes, strides, user_strides);
     bool canonical = true;
     for (size_t k = 0; k < sizes.size(); ++k)
@@ -546,10 +537,10 @@ class Invocation {
                       " in dim " + dim.name + ", which has size " +
                       std::to_string(dim.constant));
     }
-    int64_t& known = sizes_[static_cast<size_t>(dim.size_param)];
+    int64_t& known = scratch_.sizes[static_cast<size_t>(dim.size_param)];
     if (known < 0) {
       known = size;
-      known_from_[static_cast<size_t>(dim.size_param)] = leaf.name;
+      scratch_.known_from[static_cast<size_t>(dim.size_param)] = leaf.name;
       return true;
     }
     if (known == size) return true;
@@ -557,12 +548,13 @@ class Invocation {
                 std::string("dim ") + dim.name + " has size " +
                     std::to_string(size) + " in " + leaf.name + " but " +
                     std::to_string(known) + " in " +
-                    known_from_[static_cast<size_t>(dim.size_param)]);
+                    scratch_.known_from[static_cast<size_t>(dim.size_param)]);
   }
 
   int64_t DimSize(const DeltaAbiDim& dim) const {
-    return dim.size_param < 0 ? ConstantSize(dim)
-                              : sizes_[static_cast<size_t>(dim.size_param)];
+    return dim.size_param < 0
+               ? ConstantSize(dim)
+               : scratch_.sizes[static_cast<size_t>(dim.size_param)];
   }
 
   // Index arguments must be positions in their dim; `data` is compact.
@@ -583,7 +575,8 @@ class Invocation {
     return true;
   }
 
-  // Fills params_ with the canonical pointer or scalar value of each leaf.
+  // Fills scratch_.params with the canonical pointer or scalar value of each
+  // leaf.
   bool ReadParams() {
     for (int64_t i = 0; i < entry_.num_size_params; ++i) {
       const DeltaAbiSizeParam& param = entry_.size_params[i];
@@ -593,12 +586,12 @@ class Invocation {
         return Fail(DELTA_STATUS_ERROR_SIZE, std::string("size parameter ") +
                                                  param.name + " is negative (" +
                                                  std::to_string(size) + ")");
-      sizes_[static_cast<size_t>(i)] = size;
-      known_from_[static_cast<size_t>(i)]
+      scratch_.sizes[static_cast<size_t>(i)] = size;
+      scratch_.known_from[static_cast<size_t>(i)]
           .assign("argument ")
           .append(param.name);
     }
-    params_.assign(static_cast<size_t>(entry_.num_params), 0);
+    scratch_.params.assign(static_cast<size_t>(entry_.num_params), 0);
     std::vector<UserArray>& arrays = scratch_.arrays;
     arrays.resize(static_cast<size_t>(entry_.num_params));
     for (int64_t i = 0; i < entry_.num_params; ++i) {
@@ -609,7 +602,7 @@ class Invocation {
             dlpack_ ? reinterpret_cast<const char*>(&args_[leaf.dl_slot])
                     : LeafAddress(leaf, ok);
         if (!ok) return false;
-        std::memcpy(&params_[i], address,
+        std::memcpy(&scratch_.params[i], address,
                     static_cast<size_t>(delta_elem_bytes(leaf.elem)));
         continue;
       }
@@ -620,17 +613,18 @@ class Invocation {
       const DeltaAbiLeaf& leaf = entry_.params[i];
       if (leaf.rank == 0) {
         if (leaf.elem == DELTA_ELEM_INDEX &&
-            !CheckIndices(leaf, reinterpret_cast<const char*>(&params_[i]), 1))
+            !CheckIndices(
+                leaf, reinterpret_cast<const char*>(&scratch_.params[i]), 1))
           return false;
         continue;
       }
       if (arrays[i].on_device) {  // moved under the guard
-        device_inputs_.push_back(DeviceLayout(leaf, i, arrays[i]));
+        scratch_.device_inputs.push_back(DeviceLayout(leaf, i, arrays[i]));
         continue;
       }
       char* canonical = nullptr;
       if (!ToCanonical(leaf, arrays[i], canonical)) return false;
-      std::memcpy(&params_[i], &canonical, sizeof canonical);
+      std::memcpy(&scratch_.params[i], &canonical, sizeof canonical);
       if (leaf.elem == DELTA_ELEM_INDEX &&
           !CheckIndices(leaf, canonical, Count(leaf)))
         return false;
@@ -693,16 +687,16 @@ class Invocation {
       Fail(DELTA_STATUS_ERROR_OOM, "out of memory");
       return nullptr;
     }
-    temporaries_.push_back(buffer);
+    scratch_.temporaries.push_back(buffer);
     return buffer;
   }
 
   // Checks every result's destination before running anything.
   bool ReadResults() {
-    outputs_.resize(static_cast<size_t>(entry_.num_results));
+    scratch_.outputs.resize(static_cast<size_t>(entry_.num_results));
     for (int64_t i = 0; i < entry_.num_results; ++i) {
       const DeltaAbiLeaf& leaf = entry_.results[i];
-      Output& output = outputs_[static_cast<size_t>(i)];
+      Output& output = scratch_.outputs[static_cast<size_t>(i)];
       if (leaf.rank == 0) {
         bool ok = true;
         const char* address =
@@ -726,12 +720,14 @@ class Invocation {
 
   // The results' device destinations, once every size is known.
   void ReadDeviceResults() {
-    result_on_device_.assign(static_cast<size_t>(entry_.num_results), 0);
+    scratch_.result_on_device.assign(static_cast<size_t>(entry_.num_results),
+                                     0);
     for (int64_t i = 0; i < entry_.num_results; ++i) {
-      const UserArray& array = outputs_[static_cast<size_t>(i)].array;
+      const UserArray& array = scratch_.outputs[static_cast<size_t>(i)].array;
       if (entry_.results[i].rank == 0 || !array.on_device) continue;
-      result_on_device_[static_cast<size_t>(i)] = 1;
-      device_results_.push_back(DeviceLayout(entry_.results[i], i, array));
+      scratch_.result_on_device[static_cast<size_t>(i)] = 1;
+      scratch_.device_results.push_back(
+          DeviceLayout(entry_.results[i], i, array));
     }
   }
 
@@ -761,35 +757,37 @@ class Invocation {
     auto overlaps = [](const DeviceLeaf& a, const DeviceLeaf& b) {
       return a.data < b.data + b.bytes && b.data < a.data + a.bytes;
     };
-    for (const DeviceLeaf& out : device_results_) {
+    for (const DeviceLeaf& out : scratch_.device_results) {
       bool alone = out.canonical && out.bytes > 0;
-      for (const DeviceLeaf& in : device_inputs_) alone &= !overlaps(out, in);
-      for (const DeviceLeaf& other : device_results_)
+      for (const DeviceLeaf& in : scratch_.device_inputs)
+        alone &= !overlaps(out, in);
+      for (const DeviceLeaf& other : scratch_.device_results)
         alone &= &other == &out || !overlaps(out, other);
       if (!alone) continue;
       buffers[static_cast<size_t>(out.leaf)] = out.data;
       buffer_bytes[static_cast<size_t>(out.leaf)] = out.bytes;
     }
     GuardedCall call = {entry_.body,
-                        sizes_.data(),
-                        params_.data(),
+                        scratch_.sizes.data(),
+                        scratch_.params.data(),
                         results.data(),
                         entry_.device,
                         device_session_,
                         entry_.num_results,
                         result_bytes.data(),
-                        static_cast<int64_t>(device_inputs_.size()),
-                        device_inputs_.data(),
-                        static_cast<int64_t>(device_results_.size()),
-                        device_results_.data(),
-                        result_on_device_.data(),
+                        static_cast<int64_t>(scratch_.device_inputs.size()),
+                        scratch_.device_inputs.data(),
+                        static_cast<int64_t>(scratch_.device_results.size()),
+                        scratch_.device_results.data(),
+                        scratch_.result_on_device.data(),
                         buffers.data(),
                         buffer_bytes.data()};
     int32_t status = RunGuarded(guard, call);
     if (status == DELTA_STATUS_OK) {
       for (int64_t i = 0; i < entry_.num_results; ++i)
-        if (!result_on_device_[static_cast<size_t>(i)])
-          WriteResult(entry_.results[i], outputs_[static_cast<size_t>(i)],
+        if (!scratch_.result_on_device[static_cast<size_t>(i)])
+          WriteResult(entry_.results[i],
+                      scratch_.outputs[static_cast<size_t>(i)],
                       results[static_cast<size_t>(i)]);
     } else {
       message_ = guard.message;
@@ -823,15 +821,6 @@ class Invocation {
   bool dlpack_;
   bool device_memory_;
   InvocationScratch& scratch_;
-  std::vector<int64_t>& sizes_;
-  std::vector<std::string>& known_from_;  // which leaf gave each size
-  std::vector<uint64_t>& params_;
-  std::vector<Output>& outputs_;
-  std::vector<void*>& temporaries_;
-  std::vector<DeviceLeaf>& device_inputs_;
-  std::vector<DeviceLeaf>& device_results_;
-  std::vector<char>& result_on_device_;
-  std::deque<std::vector<int64_t>>& layouts_;
   int32_t status_ = DELTA_STATUS_OK;
   std::string message_;
 };

@@ -3,20 +3,9 @@
    on one context, on the calling thread. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "common.h"
 #include "square.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
 
 int main(void) {
   square_options options = {1};
@@ -25,14 +14,14 @@ int main(void) {
   enum { kCalls = 2000000, kRounds = 7 };
   double x = 1.0001, y = 0.0, sum = 0.0, rounds[kRounds];
   for (int r = 0; r < kRounds; ++r) {
-    double start = now();
+    double start = BenchNow();
     for (int i = 0; i < kCalls; ++i) {
       if (square_square(ctx, x, &y) != SQUARE_OK) return 1;
       sum += y;
     }
-    rounds[r] = (now() - start) / kCalls * 1e9;
+    rounds[r] = (BenchNow() - start) / kCalls * 1e9;
   }
-  qsort(rounds, kRounds, sizeof rounds[0], compare);
+  qsort(rounds, kRounds, sizeof rounds[0], BenchCompare);
   printf("%.1f ns per call (median of %d rounds; checksum %.4f)\n",
          rounds[kRounds / 2], kRounds, sum);
   square_context_destroy(ctx);

@@ -8,6 +8,6 @@ dlc=${DLC:-$root/build/release/bin/dlc}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$dlc" build --lib -O3 "$here/square.dl" -o "$out/square"
-cc -O2 -I"$out/square" "$here/main.c" "$out/square/libsquare.a" \
+cc -O2 -I"$out/square" -I"$root/bench" "$here/main.c" "$out/square/libsquare.a" \
   -lstdc++ -lm -lpthread -o "$out/bench"
 "$out/bench"

@@ -110,6 +110,20 @@ size_t InsertAt(ir::Builder& builder, Block& block, size_t index,
   return count;
 }
 
+bool ReplaceEach(ir::Function& function, const std::vector<Op*>& ops,
+                 llvm::function_ref<Value*(ir::Builder&, Op&)> build) {
+  ir::Builder builder(&function);
+  llvm::DenseMap<Value*, Value*> replacements;
+  for (Op* op : ops) {
+    builder.SetLoc(op->loc);
+    InsertAt(builder, *op->parent, IndexOf(*op),
+             [&] { replacements[op->results[0]] = build(builder, *op); });
+  }
+  ReplaceUses(function, replacements);
+  for (Op* op : ops) EraseOp(*op);
+  return !ops.empty();
+}
+
 Value* CloneMap::Lookup(Value* value) const {
   auto it = values.find(value);
   return it == values.end() ? value : it->second;

@@ -6,6 +6,7 @@
 #include <llvm/ADT/STLFunctionalExtras.h>
 
 #include <cstddef>
+#include <vector>
 
 #include "compiler/ir/builder.h"
 #include "compiler/ir/ir.h"
@@ -44,6 +45,12 @@ void EraseOp(ir::Op& op);
 // ops it made into `block` before position `index`; returns how many.
 size_t InsertAt(ir::Builder& builder, ir::Block& block, size_t index,
                 llvm::function_ref<void()> build);
+
+// Replaces each of `ops` (each with one result) by the value `build(op)`
+// emits with `builder` just before it, then erases them; `ops` must not
+// nest. Returns whether there was any.
+bool ReplaceEach(ir::Function& function, const std::vector<ir::Op*>& ops,
+                 llvm::function_ref<ir::Value*(ir::Builder&, ir::Op&)> build);
 
 // What a clone maps: values and dims of the original to those of the copy.
 // Anything not in the maps stays itself (values from enclosing scopes).

@@ -89,12 +89,21 @@ bool CallsScalarOnly(const llvm::BasicBlock* first, bool vector_math) {
     return !callee->isIntrinsic();
   });
 }
-}  // namespace
 
-namespace {
 llvm::MDNode* UnrollDisable(llvm::LLVMContext& context) {
   return llvm::MDNode::get(
       context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")});
+}
+
+// Gives the loop whose latch is `latch` a loop ID of its own holding
+// `properties` (whose first entry, the ID's place, is ignored).
+void SetLoopID(llvm::BranchInst* latch,
+               std::vector<llvm::Metadata*> properties) {
+  properties[0] = nullptr;
+  llvm::MDNode* loop =
+      llvm::MDNode::getDistinct(latch->getContext(), properties);
+  loop->replaceOperandWith(0, loop);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
 }
 }  // namespace
 
@@ -103,14 +112,9 @@ bool LimitUnrolling(ModuleContext& module) {
     return false;
   for (llvm::BranchInst* latch : module.medium_loops) {
     llvm::MDNode* old = latch->getMetadata(llvm::LLVMContext::MD_loop);
-    std::vector<llvm::Metadata*> properties = {nullptr};
-    for (unsigned k = 1; k < old->getNumOperands(); ++k)
-      properties.push_back(old->getOperand(k));
+    std::vector<llvm::Metadata*> properties(old->op_begin(), old->op_end());
     properties.push_back(UnrollDisable(latch->getContext()));
-    llvm::MDNode* loop =
-        llvm::MDNode::getDistinct(latch->getContext(), properties);
-    loop->replaceOperandWith(0, loop);
-    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+    SetLoopID(latch, std::move(properties));
   }
   return true;
 }
@@ -160,11 +164,8 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
   if (around_long_loop) loop_properties.push_back(UnrollDisable(context_));
   bool medium = trips && *trips > kUnrolledOuterMaxInnerTrips &&
                 *trips <= kFullyUnrolledMaxTrips;
-  if (loop_properties.size() > 1 || medium) {
-    llvm::MDNode* loop = llvm::MDNode::getDistinct(context_, loop_properties);
-    loop->replaceOperandWith(0, loop);
-    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
-  }
+  if (loop_properties.size() > 1 || medium)
+    SetLoopID(latch, std::move(loop_properties));
   if (medium) module_.medium_loops.push_back(latch);
   builder_.SetInsertPoint(exit);
 }

@@ -121,21 +121,12 @@ bool GatherFunction(ir::Function& function) {
   transforms::WalkOps(*function.body, [&](Op& op) {
     if (MatchShiftedScatter(op)) scatters.push_back(&op);
   });
-  ir::Builder builder(&function);
-  llvm::DenseMap<Value*, Value*> replacements;
-  for (Op* op : scatters) {
-    builder.SetLoc(op->loc);
-    const ir::Type& type = op->results[0]->type;
-    Value* gathered = nullptr;
-    transforms::InsertAt(builder, *op->parent, transforms::IndexOf(*op), [&] {
-      gathered = EmitGather(builder, *MatchShiftedScatter(*op), type.dims[0],
-                            type.elem);
-    });
-    replacements[op->results[0]] = gathered;
-  }
-  transforms::ReplaceUses(function, replacements);
-  for (Op* op : scatters) transforms::EraseOp(*op);
-  return !scatters.empty();
+  return transforms::ReplaceEach(
+      function, scatters, [](ir::Builder& builder, Op& op) {
+        const ir::Type& type = op.results[0]->type;
+        return EmitGather(builder, *MatchShiftedScatter(op), type.dims[0],
+                          type.elem);
+      });
 }
 
 }  // namespace

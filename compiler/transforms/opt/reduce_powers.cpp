@@ -61,20 +61,11 @@ bool ReduceFunction(ir::Function& function) {
   transforms::WalkOps(*function.body, [&](Op& op) {
     if (ReducibleExponent(op)) powers.push_back(&op);
   });
-  ir::Builder builder(&function);
-  llvm::DenseMap<Value*, Value*> replacements;
-  for (Op* op : powers) {
-    builder.SetLoc(op->loc);
-    Value* result = nullptr;
-    transforms::InsertAt(builder, *op->parent, transforms::IndexOf(*op), [&] {
-      result = Power(builder, op->operands[0], *ReducibleExponent(*op),
-                     op->results[0]->type.elem);
-    });
-    replacements[op->results[0]] = result;
-  }
-  transforms::ReplaceUses(function, replacements);
-  for (Op* op : powers) transforms::EraseOp(*op);
-  return !powers.empty();
+  return transforms::ReplaceEach(
+      function, powers, [](ir::Builder& builder, Op& op) {
+        return Power(builder, op.operands[0], *ReducibleExponent(op),
+                     op.results[0]->type.elem);
+      });
 }
 
 }  // namespace
