@@ -202,6 +202,32 @@ HELLO_CHAIN = [1.0, 1.0, 2.0, 4.0, 8.0, 64.0, 128.0, 16384.0, 32768.0]
 EVALS = {f.__name__: f for f in (hello, llsq, lse, ode, kmeans, gmm, ba, lstm, det, ht, particle, saddle)}
 
 
+class Tool:
+    """Delta's GradBench tool as a subprocess speaking the protocol: send()
+    writes one message (numbered) and returns its response."""
+
+    def __init__(self, command=None):
+        command = command or [os.environ.get("GRADBENCH_TOOL", os.path.join(ROOT, "bench/gradbench/tool"))]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.ident = 0
+
+    def send(self, message):
+        self.process.stdin.write(json.dumps({"id": self.ident, **message}) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the tool closed its output after message {self.ident}")
+        response = json.loads(line)
+        if response.get("id") != self.ident:
+            raise RuntimeError(f"id {response.get('id')} answers message {self.ident}")
+        self.ident += 1
+        return response
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
 def mean_time(f, seconds=0.3):
     runs, total = 0, 0.0
     while runs < 1 or total < seconds:
@@ -227,21 +253,8 @@ def main():
     quick, check_only = "--quick" in args, "--check-only" in args
     names = [a for a in args if not a.startswith("--")] or list(EVALS)
     runs = {"min_runs": 1, "min_seconds": 0} if check_only else RUNS
-    tool = subprocess.Popen([os.environ.get("GRADBENCH_TOOL", os.path.join(ROOT, "bench/gradbench/tool"))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    ident = 0
-
-    def send(message):
-        nonlocal ident
-        tool.stdin.write(json.dumps({"id": ident, **message}) + "\n")
-        tool.stdin.flush()
-        line = tool.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the tool closed its output after message {ident}")
-        response = json.loads(line)
-        if response.get("id") != ident:
-            raise RuntimeError(f"id {response.get('id')} answers message {ident}")
-        ident += 1
-        return response
+    tool = Tool()
+    send = tool.send
 
     started = time.perf_counter()
     failures = []  # (eval, workload, function, messages)
@@ -299,7 +312,7 @@ def main():
                             entry[2], entry[3] = comparison.worst, f"{description} {function} {comparison.where}"
                         if comparison.relative_where and (comparison.relative > entry[4] or not entry[5]):
                             entry[4], entry[5] = comparison.relative, f"{description} {function} {comparison.relative_where}"
-                    send({"kind": "analysis", "of": ident - 1, "valid": not problems, **({"error": "; ".join(problems[:10])} if problems else {})})
+                    send({"kind": "analysis", "of": tool.ident - 1, "valid": not problems, **({"error": "; ".join(problems[:10])} if problems else {})})
                 else:
                     delta = "failed"
                     problems.append("evaluate failed: " + str(response.get("error")))
@@ -310,8 +323,7 @@ def main():
                 numpy = f"{mean_time(ref) * 1e3:.3f}" if ref else ""
                 print(f"| {name} | {description} | {function} | {delta} | {numpy} | {check} |", flush=True)
             entry[1] += workload_failed
-    tool.stdin.close()
-    tool.wait()
+    tool.close()
     print()
     for name, description, function, problems in failures:
         print(f"FAIL {name} {description} {function}:")

@@ -278,6 +278,13 @@ def kmeans_reference(points, centroids, chunk=256):
 # --- gmm (§3.6) ------------------------------------------------------------
 
 
+def gmm_wishart_constant(d, m, gamma):
+    """C of the Wishart prior's log density (§3.6), per component."""
+    nu = d + m + 1
+    log_gamma_d = d * (d - 1) / 4 * math.log(math.pi) + sum(math.lgamma(nu / 2 + (1 - j) / 2) for j in range(1, d + 1))
+    return nu * d * (math.log(gamma) - 0.5 * math.log(2)) - log_gamma_d
+
+
 def gmm_objective(x, alpha, mu, q, l, m, gamma):
     n, d = x.shape
     k = alpha.shape[0]
@@ -298,9 +305,7 @@ def gmm_objective(x, alpha, mu, q, l, m, gamma):
         beta = np.array([alpha[kk] + q[kk].sum() - 0.5 * np.sum((factors[kk] @ (x[i] - mu[kk])) ** 2) for kk in range(k)])
         total += lse(beta)
     total -= n * lse(alpha)
-    nu = d + m + 1
-    log_gamma_d = d * (d - 1) / 4 * math.log(math.pi) + sum(math.lgamma(nu / 2 + (1 - j) / 2) for j in range(1, d + 1))
-    c = nu * d * (math.log(gamma) - 0.5 * math.log(2)) - log_gamma_d
+    c = gmm_wishart_constant(d, m, gamma)
     total += k * c - sum(gamma**2 / 2 * (np.sum(np.exp(q[kk]) ** 2) + np.sum(l[kk] ** 2)) - m * q[kk].sum() for kk in range(k))
     return total
 
@@ -333,9 +338,7 @@ def gmm_reference(inp):
     lse_beta = (top[:, 0] + np.log(e.sum(1))).sum()
     top_alpha = alpha.max()
     lse_alpha = top_alpha + math.log(np.exp(alpha - top_alpha).sum())
-    nu = d + m + 1
-    log_gamma_d = d * (d - 1) / 4 * math.log(math.pi) + sum(math.lgamma(nu / 2 + (1 - j) / 2) for j in range(1, d + 1))
-    c = nu * d * (math.log(gamma) - 0.5 * math.log(2)) - log_gamma_d
+    c = gmm_wishart_constant(d, m, gamma)
     objective = -n * d / 2 * math.log(2 * math.pi) + lse_beta - n * lse_alpha + k * c \
         - (gamma**2 / 2 * ((np.exp(q) ** 2).sum() + (l * l).sum()) - m * q.sum())
     g_alpha = resp.sum(0) - n * np.exp(alpha - lse_alpha)
@@ -590,8 +593,11 @@ def ht_jacobian_fourth_order(theta, us, data, eps=1e-3):
     return np.stack([(-f(2) + 8 * f(1) - 8 * f(-1) + f(-2)) / (12 * eps) for f in directions], 1)
 
 
-def ht_input(rng, bones, verts, tris, pts, complicated, mirrored):
-    parents = [-1] + [int(rng.integers(0, b)) for b in range(1, bones)]
+def ht_input(rng, bones, verts, tris, pts, complicated, mirrored, parents=None):
+    """A synthetic model: random parents (each earlier than its child) unless
+    `parents` is given."""
+    if parents is None:
+        parents = [-1] + [int(rng.integers(0, b)) for b in range(1, bones)]
     relatives, absolutes = [], []
     for b in range(bones):
         relative = np.eye(4)
@@ -613,10 +619,17 @@ def ht_input(rng, bones, verts, tris, pts, complicated, mirrored):
 HT_DEFAULT_POINTS = [100, 192, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200, 100000]
 
 
+# The hand's bone tree, as in GradBench's hand model (SPEC §3.8's pose
+# order): the wrist (0) is the root; each finger is a chain of four bones
+# 4f + 1 .. 4f + 4 hanging from the wrist; the forearm (21) hangs from it too.
+# GradBench's `manual` Jacobian relies on this shape (manual.py).
+HT_HAND_PARENTS = [-1] + [0 if b % 4 == 1 else b - 1 for b in range(1, 21)] + [0]
+
+
 def ht_default_input(pts):
     """A workload of SPEC §3.8's defaults: complicated variant, the big model's
-    sizes (B = 22, V = 10 000, T = 1 084), P points."""
-    return ht_input(np.random.default_rng(31337), 22, 10000, 1084, pts, True, False)
+    sizes (B = 22, V = 10 000, T = 1 084) and bone tree, P points."""
+    return ht_input(np.random.default_rng(31337), 22, 10000, 1084, pts, True, False, HT_HAND_PARENTS)
 
 
 def ht_arrays(inp):
