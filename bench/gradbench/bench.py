@@ -206,9 +206,9 @@ class Tool:
     """Delta's GradBench tool as a subprocess speaking the protocol: send()
     writes one message (numbered) and returns its response."""
 
-    def __init__(self, command=None):
+    def __init__(self, command=None, env=None):
         command = command or [os.environ.get("GRADBENCH_TOOL", os.path.join(ROOT, "bench/gradbench/tool"))]
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.ident = 0
 
     def send(self, message):

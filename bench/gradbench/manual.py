@@ -210,7 +210,7 @@ def main():
     for name, sums in totals.items():
         ratio = sum(sums["Delta"]) / sum(sums["manual"])
         print(f"| {name} | {sums['Delta'][0] * 1e3:.2f}, {sums['Delta'][1] * 1e3:.2f} | {sums['manual'][0] * 1e3:.2f}, "
-              f"{sums['manual'][1] * 1e3:.2f} | {ratio:.2f} | {TARGETS[name]} | {'yes' if ratio <= TARGETS[name] else 'no'} |")
+              f"{sums['manual'][1] * 1e3:.2f} | {ratio:.3g} | {TARGETS[name]} | {'yes' if ratio <= TARGETS[name] else 'no'} |")
     print(f"\n{failed} failed checks")
     return 1 if failed else 0
 

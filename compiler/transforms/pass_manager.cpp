@@ -19,6 +19,7 @@
 #include "compiler/transforms/opt/inline_calls.h"
 #include "compiler/transforms/opt/reduce_powers.h"
 #include "compiler/transforms/opt/reuse_map_results.h"
+#include "compiler/transforms/opt/scatter_one_hot_sums.h"
 #include "compiler/transforms/opt/simplify.h"
 
 namespace delta::transforms {
@@ -90,6 +91,9 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
     // merged bodies read the same inputs, which CSE merges.
     passes.push_back(&Pass("fuse-maps"));
     passes.push_back(&Pass("simplify"));
+    // After the simplify that reads the arg-extremum's one-hot in a sum's
+    // body as a select; -O3: NaN terms (Note [Scattering one-hot sums]).
+    if (opt_level >= 3) passes.push_back(&Pass("scatter-one-hot-sums"));
     passes.push_back(&Pass("eliminate-common-subexpressions"));
     // Fusion's copies recompute values that their producer stores anyway.
     passes.push_back(&Pass("reuse-map-results"));

@@ -101,6 +101,12 @@ void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
       ir::ReduceName(op.reduce).str() + " over the empty dim " + dim->name);
   llvm::AllocaInst* best = EntryAlloca(RegisterType(elem), "best");
   llvm::AllocaInst* best_index = EntryAlloca(builder_.getInt64Ty(), "argbest");
+  if (ir::IsFloat(elem) && op.regions.empty()) {
+    Set(op.results[0], EmitTabulate(type, [&](Coords& coords) {
+          return EmitFirstExtremum(is_max, elem, operand, dim, coords);
+        }));
+    return;
+  }
   // Loops over the result dims, then over `dim` in increasing order, so
   // that ties keep the lowest index.
   Set(op.results[0], EmitTabulate(type, [&](Coords& coords) -> llvm::Value* {
@@ -145,6 +151,49 @@ void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
         });
         return builder_.CreateLoad(builder_.getInt64Ty(), best_index);
       }));
+}
+
+// Note [Arg-extremum in two passes]
+// A float arg-extremum carried as (best, index) through one loop is a chain
+// of compares and selects that each wait for the last: a few cycles per
+// element, and it does not vectorize. Over an array operand it is two
+// loops instead: the extremum (llvm.minimum or maximum: a reduction that
+// vectorizes), then the first position that holds it, a loop that stops
+// there. A NaN is the extremum if there is one (min and max propagate it),
+// and the first NaN is then the answer; otherwise x == m finds the first
+// of the ties (-0.0 and +0.0 tie, as in the one-loop form).
+llvm::Value* FunctionEmitter::EmitFirstExtremum(bool is_max, ir::ElemKind elem,
+                                                const Operand& operand,
+                                                const ir::Dim* dim,
+                                                Coords& coords) {
+  ir::ReduceKind kind = is_max ? ir::ReduceKind::Max : ir::ReduceKind::Min;
+  llvm::AllocaInst* acc = EntryAlloca(RegisterType(elem), "extremum");
+  builder_.CreateStore(ReduceIdentity(kind, elem), acc);
+  EmitLoopNest({dim}, coords, [&] {
+    llvm::Value* old = builder_.CreateLoad(acc->getAllocatedType(), acc);
+    auto* next = llvm::cast<llvm::Instruction>(
+        ReduceCombine(kind, elem, old, Read(operand, coords)));
+    next->setHasAllowReassoc(true);  // min and max are associative
+    builder_.CreateStore(next, acc);
+  });
+  llvm::Value* extremum = builder_.CreateLoad(acc->getAllocatedType(), acc);
+  llvm::BasicBlock* entry = builder_.GetInsertBlock();
+  llvm::Function* function = entry->getParent();
+  auto* find = llvm::BasicBlock::Create(context_, "find", function);
+  auto* found = llvm::BasicBlock::Create(context_, "found", function);
+  builder_.CreateBr(find);
+  builder_.SetInsertPoint(find);
+  llvm::PHINode* index = builder_.CreatePHI(builder_.getInt64Ty(), 2, "at");
+  index->addIncoming(builder_.getInt64(0), entry);
+  coords[dim] = index;
+  llvm::Value* x = Read(operand, coords);
+  llvm::Value* hit = builder_.CreateOr(builder_.CreateFCmpOEQ(x, extremum),
+                                       builder_.CreateFCmpUNO(x, x));
+  index->addIncoming(builder_.CreateAdd(index, builder_.getInt64(1)),
+                     builder_.GetInsertBlock());
+  builder_.CreateCondBr(hit, found, find);
+  builder_.SetInsertPoint(found);
+  return index;
 }
 
 void FunctionEmitter::EmitReduceCustom(const ir::Op& op) {
