@@ -21,6 +21,7 @@
 #include "compiler/transforms/opt/reuse_map_results.h"
 #include "compiler/transforms/opt/scatter_one_hot_sums.h"
 #include "compiler/transforms/opt/simplify.h"
+#include "compiler/transforms/opt/sum_scatters.h"
 
 namespace delta::transforms {
 namespace {
@@ -67,6 +68,8 @@ std::vector<const PassInfo*> PipelineFor(int opt_level) {
       // After folding, which turns AD's exponents k - 1 into constants.
       &Pass("reduce-powers"),
       &Pass("gather-shifted-scatters"),
+      // Before fusion puts the one-hot into the reductions that read it.
+      &Pass("sum-scatters"),
       // Before CSE, which then merges what the forward and backward
       // sweeps of a loop both computed in their bodies.
       &Pass("hoist-loop-invariants"),

@@ -35,7 +35,7 @@ void BuildSumOfChain(Module& module) {
 }  // namespace
 
 TEST_CASE("every pass is registered once under its command-line name") {
-  CHECK(AllPasses().size() == 14);
+  CHECK(AllPasses().size() == 15);
   for (const PassInfo& pass : AllPasses()) {
     CHECK(FindPass(pass.cli_name) == &pass);
     CHECK_FALSE(pass.description.empty());

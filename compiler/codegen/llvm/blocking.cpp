@@ -29,8 +29,7 @@ bool IsBlockableKind(const ir::Op& op) {
   if (ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
       op.kind == ir::OpKind::Select || op.kind == ir::OpKind::Map)
     return true;
-  return op.kind == ir::OpKind::Reduce && op.reduce != ir::ReduceKind::Argmax &&
-         op.reduce != ir::ReduceKind::Argmin;
+  return op.kind == ir::OpKind::Reduce;
 }
 
 // Ops without effects that may run before the group although they come

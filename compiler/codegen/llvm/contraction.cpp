@@ -6,6 +6,7 @@
 #include <llvm/Support/Casting.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "compiler/codegen/llvm/emitter.h"
 #include "compiler/ir/contraction_shape.h"
@@ -34,6 +35,11 @@ const ir::Value* PlainGather(const ir::Op& gather, const ir::Block& body,
 // Columns of the kernel's tiles that a swapped product must fill (see
 // EmitContraction; at d10 the 16-column tiles would run 10 wide, slower).
 constexpr int64_t kMinSwappedColumns = 32;
+// Decided at run time, f64 products swap from one full 16-column tile:
+// GradBench gmm (size parameters) at d = 20, K = 50: objective 7.8 -> 2.6
+// ms swapped (one thread). Constant dims keep 32: the layout has already
+// put the points innermost for GMM d10 and d20 (Note [Physical layout]).
+constexpr int64_t kMinSwappedF64Columns = 16;
 
 // Note [Parallel batches]: from this many products per thread in a batch
 // (GMM's components), the pool runs whole products, each serial. A
@@ -101,8 +107,11 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
   // store of its own, strided. So C^T = B^T A^T is computed when m is C's
   // innermost dim (in memory, Note [Physical layout]) and wide enough to
   // fill the kernel's columns (GMM d64: 1.4x faster; at d10 the 16-column
-  // tiles would run 10 wide, slower).
-  if (LoopOrder(type.dims).back() == shape->m && MayFillColumns(shape->m)) {
+  // tiles would run 10 wide, slower). A dim of unknown size (a library's
+  // size parameter) decides at run time, by its extent.
+  bool m_innermost = LoopOrder(type.dims).back() == shape->m;
+  bool swap_at_run_time = m_innermost && !shape->m->constant;
+  if (m_innermost && MayFillColumns(shape->m)) {
     std::swap(a, b);
     std::swap(shape->m, shape->n);
   }
@@ -167,12 +176,33 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
     };
     int32_t flags = (module_.fast_math ? DELTA_GEMM_FMA : 0) |
                     (in_parallel_nest_ ? DELTA_GEMM_SERIAL : 0);
+    llvm::Value* m = extent(m_dim);
+    llvm::Value* n = extent(n_dim);
+    llvm::Value* a_base = base(a_view);
+    llvm::Value* b_base = base(b_view);
+    llvm::Value* a_m = stride(a_view, m_dim);
+    llvm::Value* a_k = stride(a_view, k_dim);
+    llvm::Value* b_k = stride(b_view, k_dim);
+    llvm::Value* b_n = stride(b_view, n_dim);
+    llvm::Value* c_m = stride(c_view, m_dim);
+    llvm::Value* c_n = stride(c_view, n_dim);
+    if (swap_at_run_time) {
+      // C^T = B^T A^T: B's columns are the rows, A's rows the columns.
+      llvm::Value* swap = builder_.CreateICmpSGE(
+          m,
+          builder_.getInt64(f32 ? kMinSwappedColumns : kMinSwappedF64Columns));
+      auto pick = [&](llvm::Value* swapped, llvm::Value* plain) {
+        return builder_.CreateSelect(swap, swapped, plain);
+      };
+      std::tie(m, n, a_base, b_base, a_m, a_k, b_k, b_n, c_m, c_n) =
+          std::make_tuple(pick(n, m), pick(m, n), pick(b_base, a_base),
+                          pick(a_base, b_base), pick(b_n, a_m), pick(b_k, a_k),
+                          pick(a_k, b_k), pick(a_m, b_n), pick(c_n, c_m),
+                          pick(c_m, c_n));
+    }
     builder_.CreateCall(
-        gemm, {extent(m_dim), extent(n_dim), k_extent, base(a_view),
-               stride(a_view, m_dim), stride(a_view, k_dim), base(b_view),
-               stride(b_view, k_dim), stride(b_view, n_dim), base(c_view),
-               stride(c_view, m_dim), stride(c_view, n_dim),
-               builder_.getInt32(flags)});
+        gemm, {m, n, k_extent, a_base, a_m, a_k, b_base, b_k, b_n, base(c_view),
+               c_m, c_n, builder_.getInt32(flags)});
   };
   if (batch.empty() || in_parallel_nest_ || !module_.parallel ||
       module_.hooks != nullptr)

@@ -350,11 +350,6 @@ class FunctionEmitter {
   // --- reduce_ops.cpp: reductions and cumsum ---
   void EmitReduce(const ir::Op& op);
   void EmitArgReduce(const ir::Op& op);
-  // The first index along `dim` of a float operand's extremum, at the
-  // other coordinates of `coords`: Note [Arg-extremum in two passes].
-  llvm::Value* EmitFirstExtremum(bool is_max, ir::ElemKind elem,
-                                 const Operand& operand, const ir::Dim* dim,
-                                 Coords& coords);
   void EmitReduceCustom(const ir::Op& op);
   void EmitCumsum(const ir::Op& op);
   // contraction.cpp: a reduce.sum of a product as matrix-product calls;

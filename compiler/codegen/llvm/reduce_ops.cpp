@@ -81,7 +81,9 @@ void FunctionEmitter::EmitReduce(const ir::Op& op) {
   Set(op.results[0], result);
 }
 
+// See Note [Arg-extremum in lanes] in docs/internals/codegen.md.
 void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
+  constexpr int kLanes = 8;
   const ir::Type& type = op.results[0]->type;
   const ir::Dim* dim = op.dims[0];
   bool is_max = op.reduce == ir::ReduceKind::Argmax;
@@ -92,6 +94,42 @@ void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
   std::vector<const ir::Dim*> all_dims(all.begin(), all.end());
   Operand operand;
   if (op.regions.empty()) operand = Prepare(op.operands[0]);
+  auto element = [&](Coords& coords) -> llvm::Value* {
+    if (op.regions.empty()) return Read(operand, coords);
+    std::vector<llvm::Value*> args;
+    for (const ir::Dim* d : all_dims) args.push_back(coords[d]);
+    return EmitRegionValues(*op.region(0), args,
+                            std::vector<bool>(args.size(), false))[0];
+  };
+  // Whether x replaces the best so far, old: strictly better, or the
+  // first NaN (max and min propagate NaN).
+  auto better = [&](llvm::Value* x, llvm::Value* old) -> llvm::Value* {
+    if (ir::IsFloat(elem))
+      return builder_.CreateOr(
+          is_max ? builder_.CreateFCmpOGT(x, old)
+                 : builder_.CreateFCmpOLT(x, old),
+          builder_.CreateAnd(builder_.CreateFCmpUNO(x, x),
+                             builder_.CreateFCmpORD(old, old)));
+    if (elem == ir::ElemKind::Bool)
+      return is_max ? builder_.CreateICmpUGT(x, old)
+                    : builder_.CreateICmpULT(x, old);
+    return is_max ? builder_.CreateICmpSGT(x, old)
+                  : builder_.CreateICmpSLT(x, old);
+  };
+  // The same, or as good (equal, or both NaN) at a lower index.
+  auto better_or_earlier = [&](llvm::Value* x, llvm::Value* x_index,
+                               llvm::Value* old, llvm::Value* old_index) {
+    llvm::Value* same =
+        ir::IsFloat(elem)
+            ? builder_.CreateOr(
+                  builder_.CreateFCmpOEQ(x, old),
+                  builder_.CreateAnd(builder_.CreateFCmpUNO(x, x),
+                                     builder_.CreateFCmpUNO(old, old)))
+            : builder_.CreateICmpEQ(x, old);
+    return builder_.CreateOr(
+        better(x, old),
+        builder_.CreateAnd(same, builder_.CreateICmpSLT(x_index, old_index)));
+  };
   // An empty dim has no arg-extremum (unless there is nothing to compute).
   llvm::Value* empty = builder_.CreateAnd(
       builder_.CreateICmpEQ(DimSize(dim), builder_.getInt64(0)),
@@ -99,101 +137,76 @@ void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
   EmitCheck(
       builder_.CreateNot(empty), op.loc,
       ir::ReduceName(op.reduce).str() + " over the empty dim " + dim->name);
-  llvm::AllocaInst* best = EntryAlloca(RegisterType(elem), "best");
-  llvm::AllocaInst* best_index = EntryAlloca(builder_.getInt64Ty(), "argbest");
-  if (ir::IsFloat(elem) && op.regions.empty()) {
-    Set(op.results[0], EmitTabulate(type, [&](Coords& coords) {
-          return EmitFirstExtremum(is_max, elem, operand, dim, coords);
-        }));
-    return;
-  }
-  // Loops over the result dims, then over `dim` in increasing order, so
-  // that ties keep the lowest index.
-  Set(op.results[0], EmitTabulate(type, [&](Coords& coords) -> llvm::Value* {
-        builder_.CreateStore(
-            ReduceIdentity(is_max ? ir::ReduceKind::Max : ir::ReduceKind::Min,
-                           elem),
-            best);
-        builder_.CreateStore(builder_.getInt64(0), best_index);
-        EmitLoopNest({dim}, coords, [&] {
-          llvm::Value* x;
-          if (op.regions.empty()) {
-            x = Read(operand, coords);
-          } else {
-            std::vector<llvm::Value*> args;
-            for (const ir::Dim* d : all_dims) args.push_back(coords[d]);
-            x = EmitRegionValues(*op.region(0), args,
-                                 std::vector<bool>(args.size(), false))[0];
-          }
-          llvm::Value* old =
-              builder_.CreateLoad(best->getAllocatedType(), best);
-          llvm::Value* better;
-          if (ir::IsFloat(elem)) {
-            better = is_max ? builder_.CreateFCmpOGT(x, old)
-                            : builder_.CreateFCmpOLT(x, old);
-            // The first NaN wins: max and min propagate NaN.
-            better = builder_.CreateOr(
-                better, builder_.CreateAnd(builder_.CreateFCmpUNO(x, x),
-                                           builder_.CreateFCmpORD(old, old)));
-          } else if (elem == ir::ElemKind::Bool) {
-            better = is_max ? builder_.CreateICmpUGT(x, old)
-                            : builder_.CreateICmpULT(x, old);
-          } else {
-            better = is_max ? builder_.CreateICmpSGT(x, old)
-                            : builder_.CreateICmpSLT(x, old);
-          }
-          builder_.CreateStore(builder_.CreateSelect(better, x, old), best);
-          llvm::Value* old_index =
-              builder_.CreateLoad(builder_.getInt64Ty(), best_index);
-          builder_.CreateStore(
-              builder_.CreateSelect(better, coords[dim], old_index),
-              best_index);
-        });
-        return builder_.CreateLoad(builder_.getInt64Ty(), best_index);
-      }));
-}
-
-// Note [Arg-extremum in two passes]
-// A float arg-extremum carried as (best, index) through one loop is a chain
-// of compares and selects that each wait for the last: a few cycles per
-// element, and it does not vectorize. Over an array operand it is two
-// loops instead: the extremum (llvm.minimum or maximum: a reduction that
-// vectorizes), then the first position that holds it, a loop that stops
-// there. A NaN is the extremum if there is one (min and max propagate it),
-// and the first NaN is then the answer; otherwise x == m finds the first
-// of the ties (-0.0 and +0.0 tie, as in the one-loop form).
-llvm::Value* FunctionEmitter::EmitFirstExtremum(bool is_max, ir::ElemKind elem,
-                                                const Operand& operand,
-                                                const ir::Dim* dim,
-                                                Coords& coords) {
-  ir::ReduceKind kind = is_max ? ir::ReduceKind::Max : ir::ReduceKind::Min;
-  llvm::AllocaInst* acc = EntryAlloca(RegisterType(elem), "extremum");
-  builder_.CreateStore(ReduceIdentity(kind, elem), acc);
-  EmitLoopNest({dim}, coords, [&] {
-    llvm::Value* old = builder_.CreateLoad(acc->getAllocatedType(), acc);
-    auto* next = llvm::cast<llvm::Instruction>(
-        ReduceCombine(kind, elem, old, Read(operand, coords)));
-    next->setHasAllowReassoc(true);  // min and max are associative
-    builder_.CreateStore(next, acc);
-  });
-  llvm::Value* extremum = builder_.CreateLoad(acc->getAllocatedType(), acc);
-  llvm::BasicBlock* entry = builder_.GetInsertBlock();
-  llvm::Function* function = entry->getParent();
-  auto* find = llvm::BasicBlock::Create(context_, "find", function);
-  auto* found = llvm::BasicBlock::Create(context_, "found", function);
-  builder_.CreateBr(find);
-  builder_.SetInsertPoint(find);
-  llvm::PHINode* index = builder_.CreatePHI(builder_.getInt64Ty(), 2, "at");
-  index->addIncoming(builder_.getInt64(0), entry);
-  coords[dim] = index;
-  llvm::Value* x = Read(operand, coords);
-  llvm::Value* hit = builder_.CreateOr(builder_.CreateFCmpOEQ(x, extremum),
-                                       builder_.CreateFCmpUNO(x, x));
-  index->addIncoming(builder_.CreateAdd(index, builder_.getInt64(1)),
-                     builder_.GetInsertBlock());
-  builder_.CreateCondBr(hit, found, find);
-  builder_.SetInsertPoint(found);
-  return index;
+  llvm::Type* i64 = builder_.getInt64Ty();
+  llvm::AllocaInst* best =
+      EntryAlloca(llvm::ArrayType::get(RegisterType(elem), kLanes), "best");
+  llvm::AllocaInst* best_index =
+      EntryAlloca(llvm::ArrayType::get(i64, kLanes), "argbest");
+  auto lane_of = [&](llvm::AllocaInst* slots, llvm::Value* lane) {
+    return builder_.CreateInBoundsGEP(slots->getAllocatedType(), slots,
+                                      {builder_.getInt64(0), lane});
+  };
+  llvm::Value* identity =
+      ReduceIdentity(is_max ? ir::ReduceKind::Max : ir::ReduceKind::Min, elem);
+  Set(op.results[0],
+      EmitTabulate(
+          type,
+          [&](Coords& coords) -> llvm::Value* {
+            auto [lo, hi] = DimRange(dim);
+            for (int lane = 0; lane < kLanes; ++lane) {
+              builder_.CreateStore(identity,
+                                   lane_of(best, builder_.getInt64(lane)));
+              builder_.CreateStore(
+                  builder_.CreateAdd(lo, builder_.getInt64(lane)),
+                  lane_of(best_index, builder_.getInt64(lane)));
+            }
+            // Index k goes to lane (k - lo) mod kLanes, in increasing order.
+            auto visit = [&](llvm::Value* lane, llvm::Value* k) {
+              coords[dim] = k;
+              llvm::Value* x = element(coords);
+              llvm::Value* slot = lane_of(best, lane);
+              llvm::Value* old = builder_.CreateLoad(x->getType(), slot);
+              llvm::Value* take = better(x, old);
+              builder_.CreateStore(builder_.CreateSelect(take, x, old), slot);
+              llvm::Value* index_slot = lane_of(best_index, lane);
+              builder_.CreateStore(
+                  builder_.CreateSelect(take, k,
+                                        builder_.CreateLoad(i64, index_slot)),
+                  index_slot);
+            };
+            llvm::Value* rows = builder_.CreateSDiv(builder_.CreateSub(hi, lo),
+                                                    builder_.getInt64(kLanes));
+            EmitFor(builder_.getInt64(0), rows, [&](llvm::Value* row) {
+              llvm::Value* first = builder_.CreateAdd(
+                  lo, builder_.CreateMul(row, builder_.getInt64(kLanes)));
+              EmitFor(builder_.getInt64(0), builder_.getInt64(kLanes),
+                      [&](llvm::Value* lane) {
+                        visit(lane, builder_.CreateAdd(first, lane));
+                      });
+            });
+            llvm::Value* tail = builder_.CreateAdd(
+                lo, builder_.CreateMul(rows, builder_.getInt64(kLanes)));
+            EmitFor(tail, hi, [&](llvm::Value* k) {
+              visit(builder_.CreateSub(k, tail), k);
+            });
+            // Each lane holds the first best of its indices; among lanes that
+            // are as good, the lowest index wins.
+            llvm::Value* value = builder_.CreateLoad(
+                identity->getType(), lane_of(best, builder_.getInt64(0)));
+            llvm::Value* index = builder_.CreateLoad(
+                i64, lane_of(best_index, builder_.getInt64(0)));
+            for (int lane = 1; lane < kLanes; ++lane) {
+              llvm::Value* x = builder_.CreateLoad(
+                  identity->getType(), lane_of(best, builder_.getInt64(lane)));
+              llvm::Value* x_index = builder_.CreateLoad(
+                  i64, lane_of(best_index, builder_.getInt64(lane)));
+              llvm::Value* take = better_or_earlier(x, x_index, value, index);
+              value = builder_.CreateSelect(take, x, value);
+              index = builder_.CreateSelect(take, x_index, index);
+            }
+            return index;
+          },
+          Destination(op.results[0])));
 }
 
 void FunctionEmitter::EmitReduceCustom(const ir::Op& op) {
