@@ -16,7 +16,9 @@ namespace delta::ir {
 // generation finds them adjacent in memory. A result dim of only one
 // operand beyond m and n (the head of a projection to [seq, heads, hd],
 // the batch of [batch, seq] rows times a weight) is an outer dim: one
-// product per coordinate, like a batch dim that the other operand lacks.
+// product per coordinate, like a batch dim that the other operand lacks,
+// unless code generation finds it adjacent in memory to m or n (Note
+// [Merged free dims] in docs/performance.md).
 struct ContractionShape {
   const Dim* m = nullptr;
   const Dim* n = nullptr;

@@ -449,8 +449,20 @@ Leaves Lowerer::CallCallable(const sema::Callable* callable,
   }
   if (info->lift_dims.empty())
     return CallUnlifted(callable, args, arg_types, sizes, span, info);
-  if (callable->kind == sema::Callable::Kind::Fn && callable->fn->custom_vjp)
-    return CallLiftedWithRule(callable, args, arg_types, info, result, span);
+  // `f[d: k](x)` lifted is f's call too: its rule applies, with the sizes
+  // the binding gives (before, the rule was dropped and reverse mode
+  // differentiated f's body).
+  const sema::Callable* target = callable;
+  std::vector<const sema::DimInfo*> size_args = info->size_args;
+  if (callable->kind == sema::Callable::Kind::SizeBound &&
+      callable->inner->kind == sema::Callable::Kind::Fn) {
+    target = callable->inner;
+    size_args.clear();
+    for (auto [param, dim] : callable->bindings) size_args.push_back(dim);
+  }
+  if (target->kind == sema::Callable::Kind::Fn && target->fn->custom_vjp)
+    return CallLiftedWithRule(callable, target->fn, size_args, args, arg_types,
+                              info, result, span);
   return LiftedMap(callable, args, arg_types, info, result, sizes, span);
 }
 

@@ -584,10 +584,11 @@ Leaves Lowerer::TransformBuiltin(const ast::CallExpr* call,
 namespace delta::lower {
 
 Leaves Lowerer::CallLiftedWithRule(
-    const sema::Callable* callable, const std::vector<Leaves>& args,
+    const sema::Callable* callable, const sema::FnInfo* fn,
+    const std::vector<const sema::DimInfo*>& size_args,
+    const std::vector<Leaves>& args,
     const std::vector<const sema::Type*>& arg_types, const sema::CallInfo* info,
     const sema::Type* result, Span span) {
-  const sema::FnInfo* fn = callable->fn;
   ir::Function* rule = FunctionFor(fn->custom_vjp);
   // Both new functions take the enclosing function's dims as sizes.
   std::vector<const sema::DimInfo*> outer;
@@ -634,7 +635,7 @@ Leaves Lowerer::CallLiftedWithRule(
     for (auto [from, to] : lifted_dims) local_dims_[from] = to;
     DimSubst sizes;
     for (size_t k = 0; k < fn->signature.size_params.size(); ++k)
-      sizes[fn->signature.size_params[k]] = DimOf(info->size_args[k]);
+      sizes[fn->signature.size_params[k]] = DimOf(size_args[k]);
     SetLoc(span);
     builder.Return(
         LiftedMap(callable, lifted_args, arg_types, info, result, sizes, span));
@@ -684,7 +685,7 @@ Leaves Lowerer::CallLiftedWithRule(
         for (ir::Value* value : *group) operands.push_back(at_lane(value));
       std::vector<const ir::Dim*> dims;
       for (size_t k = 0; k < fn->signature.size_params.size(); ++k)
-        dims.push_back(DimOf(info->size_args[k]));
+        dims.push_back(DimOf(size_args[k]));
       ir::Op* call = EmitCall(rule, operands, dims);
       builder.Yield(
           std::vector<ir::Value*>(call->results.begin(), call->results.end()));

@@ -80,7 +80,10 @@ class Lowerer {
   // A lifted call of a function with a @vjp rule becomes a call of a
   // function of its own, whose rule is the rule lifted the same way, so
   // that reverse mode still uses the rule (lower_transforms.cpp).
+  // `size_args` are fn's size arguments, in the order of its parameters.
   Leaves CallLiftedWithRule(const sema::Callable* callable,
+                            const sema::FnInfo* fn,
+                            const std::vector<const sema::DimInfo*>& size_args,
                             const std::vector<Leaves>& args,
                             const std::vector<const sema::Type*>& arg_types,
                             const sema::CallInfo* info,

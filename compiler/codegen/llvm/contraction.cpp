@@ -95,6 +95,31 @@ const ir::Dim* FunctionEmitter::InnermostIfAdjacent(
   return reduced.back();
 }
 
+// Note [Merged free dims]: the outer dims just outside `free` (m or n) in
+// memory, in the same order in `operand` and in C, with `free` last; they
+// are one m (n) of their product's extent, stepped by `free`'s strides.
+// The Transformer's projection dot(a, wq, model) to [seq, heads, hd] was
+// one product per head, each packing all of a again; it is one product
+// with n = heads x hd.
+std::vector<const ir::Dim*> FunctionEmitter::MergedFreeDims(
+    const ir::Dim* free, const ir::DimList& operand, const ir::DimList& c,
+    const std::vector<const ir::Dim*>& outer) const {
+  std::vector<const ir::Dim*> x_order = LoopOrder(operand);
+  std::vector<const ir::Dim*> c_order = LoopOrder(c);
+  auto x_at = llvm::find(x_order, free);
+  auto c_at = llvm::find(c_order, free);
+  std::vector<const ir::Dim*> merged = {free};
+  if (dim_ranges_.contains(free)) return merged;
+  while (x_at != x_order.begin() && c_at != c_order.begin()) {
+    const ir::Dim* dim = *--x_at;
+    if (*--c_at != dim || !llvm::is_contained(outer, dim) ||
+        dim_ranges_.contains(dim))
+      break;
+    merged.insert(merged.begin(), dim);
+  }
+  return merged;
+}
+
 bool FunctionEmitter::EmitContraction(const ir::Op& op) {
   std::optional<MatchedContraction> match = MatchContraction(op);
   if (!match) return false;
@@ -132,8 +157,14 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
   // Outer dims loop like batch dims (the operand that lacks one reads the
   // same block at every coordinate); the batch dims stay outermost, as
   // the layout placed them.
+  std::vector<const ir::Dim*> m_dims =
+      MergedFreeDims(m_dim, a->type.dims, type.dims, shape->outer);
+  std::vector<const ir::Dim*> n_dims =
+      MergedFreeDims(n_dim, b->type.dims, type.dims, shape->outer);
   std::vector<const ir::Dim*> batch = shape->batch;
-  batch.insert(batch.end(), shape->outer.begin(), shape->outer.end());
+  for (const ir::Dim* dim : shape->outer)
+    if (!llvm::is_contained(m_dims, dim) && !llvm::is_contained(n_dims, dim))
+      batch.push_back(dim);
 
   bool f32 = type.elem == ir::ElemKind::F32;
   llvm::Type* i64 = builder_.getInt64Ty();
@@ -161,9 +192,15 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
     auto [lo, hi] = DimRange(dim);
     return builder_.CreateSub(hi, lo);
   };
-  llvm::Value* k_extent = extent(shape->k);
-  for (const ir::Dim* dim : shape->k_rest)
-    k_extent = builder_.CreateMul(k_extent, extent(dim));
+  auto extents = [&](const std::vector<const ir::Dim*>& dims) {
+    llvm::Value* product = extent(dims.front());
+    for (const ir::Dim* dim : llvm::drop_begin(dims))
+      product = builder_.CreateMul(product, extent(dim));
+    return product;
+  };
+  llvm::Value* m_extent = extents(m_dims);
+  llvm::Value* n_extent = extents(n_dims);
+  llvm::Value* k_extent = extents(reduced);
   Coords coords;
   auto product = [&] {
     // The batch coordinates place each product; the other dims are at the
@@ -176,8 +213,8 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
     };
     int32_t flags = (module_.fast_math ? DELTA_GEMM_FMA : 0) |
                     (in_parallel_nest_ ? DELTA_GEMM_SERIAL : 0);
-    llvm::Value* m = extent(m_dim);
-    llvm::Value* n = extent(n_dim);
+    llvm::Value* m = m_extent;
+    llvm::Value* n = n_extent;
     llvm::Value* a_base = base(a_view);
     llvm::Value* b_base = base(b_view);
     llvm::Value* a_m = stride(a_view, m_dim);
@@ -208,8 +245,7 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
       module_.hooks != nullptr)
     EmitLoopNest(batch, coords, product);
   else
-    EmitBatchedProducts(batch, coords, extent(m_dim), extent(n_dim), k_extent,
-                        product);
+    EmitBatchedProducts(batch, coords, m_extent, n_extent, k_extent, product);
   Set(op.results[0], result);
   return true;
 }

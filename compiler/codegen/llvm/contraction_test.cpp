@@ -19,23 +19,25 @@ using Gemm = void (*)(int64_t, int64_t, int64_t, const T*, int64_t, int64_t,
                       const T*, int64_t, int64_t, T*, int64_t, int64_t,
                       int32_t);
 
-// a is m x k (row-major, or column-major if `transposed`), b is k x n
+// a is m x k (row-major, or column-major if `transposed`; with `spread`,
+// every spread-th element, so that neither stride is 1), b is k x n
 // (row-major, or column-major if `b_transposed`), c is written
 // column-major: every stride pattern the code generator passes.
 template <typename T>
 void Check(Gemm<T> gemm, int64_t m, int64_t n, int64_t k, bool transposed,
-           int32_t flags, bool b_transposed = false) {
+           int32_t flags, bool b_transposed = false, int64_t spread = 1) {
   CAPTURE(m);
   CAPTURE(n);
   CAPTURE(k);
   CAPTURE(transposed);
   CAPTURE(b_transposed);
-  std::vector<T> a(m * k + 1), b(k * n + 1), c(m * n + 1, T(7)),
+  std::vector<T> a(m * k * spread + 1), b(k * n + 1), c(m * n + 1, T(7)),
       want(m * n + 1, T(7));
   unsigned seed = static_cast<unsigned>(m * 131 + n * 17 + k);
   for (T& x : a) x = T((rand_r(&seed) % 2001) - 1000) / T(997);
   for (T& x : b) x = T((rand_r(&seed) % 2001) - 1000) / T(991);
-  int64_t a_m = transposed ? 1 : k, a_k = transposed ? m : 1;
+  int64_t a_m = (transposed ? 1 : k) * spread;
+  int64_t a_k = (transposed ? m : 1) * spread;
   int64_t b_k = b_transposed ? 1 : n, b_n = b_transposed ? k : 1;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -66,6 +68,9 @@ TEST_CASE("the gemm kernel equals the naive loop bit for bit") {
           Check<double>(delta_gemm_f64, m, n, k, (m + k) % 2 == 0, flags);
           // B contiguous in k: packed column after column.
           Check<float>(delta_gemm_f32, m, n, k, false, flags, true);
+          // A strided both ways: packed (Note [A in place] reads the
+          // others where they lie).
+          Check<float>(delta_gemm_f32, m, n, k, m % 2 == 0, flags, false, 3);
         }
 }
 

@@ -357,6 +357,9 @@ class FunctionEmitter {
   bool EmitContraction(const ir::Op& op);
   const ir::Dim* InnermostIfAdjacent(const std::vector<const ir::Dim*>& reduced,
                                      const ir::DimList& dims) const;
+  std::vector<const ir::Dim*> MergedFreeDims(
+      const ir::Dim* free, const ir::DimList& operand, const ir::DimList& c,
+      const std::vector<const ir::Dim*>& outer) const;
   // The products of a batched contraction (one `product` per point of
   // `batch`, m x n x k each): Note [Parallel batches].
   void EmitBatchedProducts(llvm::ArrayRef<const ir::Dim*> batch, Coords& coords,
