@@ -255,4 +255,11 @@ bool HasEffectsDeep(const Op& op) {
   return false;
 }
 
+bool ForEachFunction(ir::Module& module,
+                     llvm::function_ref<bool(ir::Function&)> pass) {
+  bool changed = false;
+  for (auto& function : module.functions) changed |= pass(*function);
+  return changed;
+}
+
 }  // namespace delta::transforms

@@ -52,6 +52,10 @@ size_t InsertAt(ir::Builder& builder, ir::Block& block, size_t index,
 bool ReplaceEach(ir::Function& function, const std::vector<ir::Op*>& ops,
                  llvm::function_ref<ir::Value*(ir::Builder&, ir::Op&)> build);
 
+// Runs `pass` on every function of `module`; returns whether any changed.
+bool ForEachFunction(ir::Module& module,
+                     llvm::function_ref<bool(ir::Function&)> pass);
+
 // What a clone maps: values and dims of the original to those of the copy.
 // Anything not in the maps stays itself (values from enclosing scopes).
 struct CloneMap {

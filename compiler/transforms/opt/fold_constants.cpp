@@ -211,9 +211,7 @@ bool FoldFunction(ir::Function& function) {
 }  // namespace
 
 bool FoldConstants(ir::Module& module) {
-  bool changed = false;
-  for (auto& function : module.functions) changed |= FoldFunction(*function);
-  return changed;
+  return transforms::ForEachFunction(module, FoldFunction);
 }
 
 }  // namespace delta::opt

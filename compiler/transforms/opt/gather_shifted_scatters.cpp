@@ -132,9 +132,7 @@ bool GatherFunction(ir::Function& function) {
 }  // namespace
 
 bool GatherShiftedScatters(ir::Module& module) {
-  bool changed = false;
-  for (auto& function : module.functions) changed |= GatherFunction(*function);
-  return changed;
+  return transforms::ForEachFunction(module, GatherFunction);
 }
 
 }  // namespace delta::opt

@@ -109,9 +109,7 @@ bool HoistFunction(ir::Function& function) {
 }  // namespace
 
 bool HoistLoopInvariants(ir::Module& module) {
-  bool changed = false;
-  for (auto& function : module.functions) changed |= HoistFunction(*function);
-  return changed;
+  return transforms::ForEachFunction(module, HoistFunction);
 }
 
 }  // namespace delta::opt

@@ -71,9 +71,7 @@ bool ReduceFunction(ir::Function& function) {
 }  // namespace
 
 bool ReducePowers(ir::Module& module) {
-  bool changed = false;
-  for (auto& function : module.functions) changed |= ReduceFunction(*function);
-  return changed;
+  return transforms::ForEachFunction(module, ReduceFunction);
 }
 
 }  // namespace delta::opt

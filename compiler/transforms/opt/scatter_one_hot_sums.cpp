@@ -172,9 +172,7 @@ bool ScatterFunction(ir::Function& function) {
 }  // namespace
 
 bool ScatterOneHotSums(ir::Module& module) {
-  bool changed = false;
-  for (auto& function : module.functions) changed |= ScatterFunction(*function);
-  return changed;
+  return transforms::ForEachFunction(module, ScatterFunction);
 }
 
 }  // namespace delta::opt

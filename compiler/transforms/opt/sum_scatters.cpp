@@ -137,9 +137,7 @@ bool SumFunction(ir::Function& function) {
 }  // namespace
 
 bool SumScatters(ir::Module& module) {
-  bool changed = false;
-  for (auto& function : module.functions) changed |= SumFunction(*function);
-  return changed;
+  return transforms::ForEachFunction(module, SumFunction);
 }
 
 }  // namespace delta::opt
