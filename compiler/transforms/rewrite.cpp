@@ -5,6 +5,8 @@
 #include <cassert>
 #include <memory>
 
+#include "compiler/ir/index_range.h"
+
 namespace delta::transforms {
 
 using ir::Block;
@@ -209,6 +211,10 @@ Op* CloneOp(ir::Builder& builder, const Op& op, CloneMap& map) {
 }
 
 bool HasEffects(const Op& op) {
+  // A to_index that cannot fail (Note [Index ranges]) is index arithmetic.
+  if (op.kind == OpKind::ToIndex && op.operands[0]->type.IsScalar() &&
+      ir::IsIndexInRange(op.operands[0], op.dims[0]))
+    return false;
   const ir::OpInfo& info = ir::InfoOf(op.kind);
   if (info.Has(ir::kEffect) || info.Has(ir::kMayFail)) return true;
   if (info.Has(ir::kFailsOnIntegers)) {

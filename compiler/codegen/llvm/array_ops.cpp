@@ -153,8 +153,8 @@ void FunctionEmitter::EmitLoopNest(llvm::ArrayRef<const ir::Dim*> dims,
     return;
   }
   auto [lo, hi] = DimRange(dim);
-  EmitFor(
-      lo, hi,
+  EmitDimFor(
+      dim, lo, hi,
       [&](llvm::Value* i) {
         coords[dim] = i;
         EmitLoopNest(dims.drop_front(), coords, body, parallel_accesses);

@@ -170,6 +170,30 @@ void FunctionEmitter::EmitFor(llvm::Value* lo, llvm::Value* hi,
   builder_.SetInsertPoint(exit);
 }
 
+void FunctionEmitter::EmitDimFor(const ir::Dim* dim, llvm::Value* lo,
+                                 llvm::Value* hi,
+                                 const std::function<void(llvm::Value*)>& body,
+                                 llvm::MDNode* parallel_accesses) {
+  if (!peel_ || peel_->dim != dim || dim == nullptr) {
+    EmitFor(lo, hi, body, parallel_accesses);
+    return;
+  }
+  // Note [Boundary peeling]: [lo, split) as written, then [split, hi)
+  // with the compares that the index's floor decides folded.
+  Peel peel = *peel_;
+  peel_.reset();  // the body's own loops are not this map's
+  llvm::Value* at = builder_.getInt64(peel.at);
+  llvm::Value* split =
+      builder_.CreateSelect(builder_.CreateICmpSLT(hi, at), hi, at);
+  split = builder_.CreateSelect(builder_.CreateICmpSLT(split, lo), lo, split);
+  EmitFor(lo, split, body, parallel_accesses);
+  std::optional<ir::IndexFloor> outer_floor = index_floor_;
+  index_floor_ = ir::IndexFloor{peel.index, peel.at};
+  EmitFor(split, hi, body, parallel_accesses);
+  index_floor_ = outer_floor;
+  peel_ = peel;
+}
+
 void FunctionEmitter::EmitLoop(const ir::Op& op) {
   llvm::Value* lo = Get(op.operands[0]);
   llvm::Value* hi = Get(op.operands[1]);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compiler/ir/contraction_shape.h"
+#include "compiler/ir/index_range.h"
 #include "compiler/ir/ir.h"
 
 namespace delta::codegen {
@@ -221,6 +222,11 @@ class FunctionEmitter {
   void EmitFor(llvm::Value* lo, llvm::Value* hi,
                const std::function<void(llvm::Value*)>& body,
                llvm::MDNode* parallel_accesses = nullptr);
+  // EmitFor over [lo, hi) of `dim`, in two loops where the map being
+  // emitted peels it (Note [Boundary peeling] in map_op.cpp).
+  void EmitDimFor(const ir::Dim* dim, llvm::Value* lo, llvm::Value* hi,
+                  const std::function<void(llvm::Value*)>& body,
+                  llvm::MDNode* parallel_accesses = nullptr);
   void EmitLoop(const ir::Op& op);
   // Which stacked outputs of a loop its body writes in place (Note [Scan
   // outputs in place]).
@@ -294,7 +300,8 @@ class FunctionEmitter {
   // chunks that run on the thread pool when `work` is large.
   void EmitOutlinedFor(llvm::Value* count, llvm::Value* work,
                        const std::function<void(llvm::Value*)>& body,
-                       llvm::MDNode* group = nullptr);
+                       llvm::MDNode* group = nullptr,
+                       const ir::Dim* dim = nullptr);
 
   // --- blocking.cpp: Note [Cache blocking] ---
   struct BlockGroup {
@@ -421,6 +428,16 @@ class FunctionEmitter {
   // Those of them that stay loops after LLVM's full unrolling (Note
   // [Compile-time budgets] in control_flow.cpp).
   int long_loops_emitted_ = 0;
+  // Note [Boundary peeling] (map_op.cpp): the dim of the map being emitted
+  // whose loop splits at `at`, and its index argument; and, while the
+  // second loop's body is emitted, the floor that decides its compares.
+  struct Peel {
+    const ir::Dim* dim;
+    const ir::Value* index;
+    int64_t at;
+  };
+  std::optional<Peel> peel_;
+  std::optional<ir::IndexFloor> index_floor_;
   // EmitFor asks LLVM to vectorize innermost parallel loops, whatever its
   // cost model says (Note [One-hot dims]).
   bool force_vectorize_ = false;

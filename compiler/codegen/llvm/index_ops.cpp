@@ -1,6 +1,7 @@
 // Ops on indices: gather and scatter_add with their range checks (skipped
 // where an index was checked when it was made), to_index and iota.
 #include "compiler/codegen/llvm/emitter.h"
+#include "compiler/ir/index_range.h"
 
 namespace delta::codegen {
 namespace {
@@ -109,10 +110,13 @@ void FunctionEmitter::EmitToIndex(const ir::Op& op) {
   const ir::Dim* dim = op.dims[0];
   Operand k = Prepare(op.operands[0]);
   ir::ElemKind from = op.operands[0]->type.elem;
+  // Note [Index ranges]: some positions cannot be out of range.
+  bool checked = !op.operands[0]->type.IsScalar() ||
+                 !ir::IsIndexInRange(op.operands[0], dim);
   Set(op.results[0], EmitTabulate(op.results[0]->type, [&](Coords& coords) {
         llvm::Value* index =
             EmitConvert(Read(k, coords), from, ir::ElemKind::I64);
-        EmitIndexCheck(index, dim, op.loc);
+        if (checked) EmitIndexCheck(index, dim, op.loc);
         return index;
       }));
 }

@@ -60,6 +60,44 @@ ir::DimList OneHotDims(const ir::Op& map) {
   return dims;
 }
 
+// Note [Boundary peeling]
+// A shifted read, `if i == 0 { 1.0 } else { y[n: i - 1] }`, reads y at
+// `select(i != 0, i - 1, 0)` (Note [Guarded lanes]); fused stages of a
+// stencil (an RK4 step reading the previous stage at i - 1) nest such
+// selects. LLVM sees no stride in a select, so the loop reads y with
+// gathers, one element per lane. Yet every compare of the index with a
+// constant is decided from a few iterations on: i != 0 holds for i >= 1.
+// So a map whose body has such compares runs its loop over that dim in two
+// parts, split at the smallest P (at most kPeelMax) from which on the most
+// compares are decided (ir::DecideCompare, Note [Index ranges]): [lo, P) as
+// written, and [P, hi) with those compares emitted as constants. There
+// the selects fold, the reads are at i - 1, i - 2, ..., contiguous, and
+// LLVM vectorizes them as plain loads. A chunk of a parallel loop splits
+// its own range the same way (the first part is empty past P).
+constexpr int64_t kPeelMax = 16;
+
+std::optional<int64_t> PeelPoint(const ir::Block& body,
+                                 const ir::Value* index) {
+  std::vector<const ir::Op*> compares;
+  for (const auto& inner : body.ops)
+    if (ir::HasFlag(inner->kind, ir::kCompare)) compares.push_back(inner.get());
+  auto decided = [&](int64_t lo) {
+    int count = 0;
+    for (const ir::Op* compare : compares)
+      count += ir::DecideCompare(*compare, {index, lo}).has_value();
+    return count;
+  };
+  if (compares.empty()) return std::nullopt;
+  int best = decided(0);
+  std::optional<int64_t> at;
+  for (int64_t lo = 1; lo <= kPeelMax; ++lo)
+    if (int count = decided(lo); count > best) {
+      best = count;
+      at = lo;
+    }
+  return at;
+}
+
 }  // namespace
 
 // The dims of `op` that EmitMap unrolls inside its loops: the one-hot
@@ -111,6 +149,12 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
   // to vectorize (Note [One-hot dims] in docs/internals/codegen.md).
   bool outer_force = force_vectorize_;
   force_vectorize_ = !MayFailInside(body);
+  std::optional<Peel> outer_peel = peel_;
+  peel_.reset();
+  for (size_t k = 0; k < op.dims.size() && !peel_; ++k)
+    if (!unrolled.Contains(op.dims[k]))
+      if (std::optional<int64_t> at = PeelPoint(body, body.args[k]))
+        peel_ = Peel{op.dims[k], body.args[k], *at};
   Coords coords;
   EmitParallelNest(loops, coords, work, [&] {
     struct Store {
@@ -161,6 +205,7 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
       StoreAt(store.pointer, store.elem, store.value);
   });
   force_vectorize_ = outer_force;
+  peel_ = outer_peel;
   for (size_t i = 0; i < results.size(); ++i)
     Set(op.results[i], results[i].data);
 }

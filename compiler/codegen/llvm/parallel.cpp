@@ -121,19 +121,20 @@ void FunctionEmitter::EmitIndependentNest(llvm::ArrayRef<const ir::Dim*> dims,
         EmitLoopNest(dims.drop_front(), coords, body, group);
         coords.erase(outer);
       },
-      group);
+      group, outer);
 }
 
 void FunctionEmitter::EmitOutlinedFor(
     llvm::Value* n, llvm::Value* work,
-    const std::function<void(llvm::Value*)>& body, llvm::MDNode* group) {
+    const std::function<void(llvm::Value*)>& body, llvm::MDNode* group,
+    const ir::Dim* dim) {
   // Note [Compile-time budgets]: a nest whose work is a constant below the
   // threshold always runs here, so it is not outlined at all.
   auto* constant_work = llvm::dyn_cast<llvm::ConstantInt>(work);
   if (constant_work != nullptr &&
       constant_work->getSExtValue() < ParallelWork(sequential_loops_)) {
     in_parallel_nest_ = true;
-    EmitFor(builder_.getInt64(0), n, body, group);
+    EmitDimFor(dim, builder_.getInt64(0), n, body, group);
     in_parallel_nest_ = false;
     return;
   }
@@ -146,7 +147,7 @@ void FunctionEmitter::EmitOutlinedFor(
   builder_.CreateBr(region);
   builder_.SetInsertPoint(region);
   in_parallel_nest_ = true;
-  EmitFor(lo, hi, body, group);
+  EmitDimFor(dim, lo, hi, body, group);
   in_parallel_nest_ = false;
   builder_.CreateBr(after);
 

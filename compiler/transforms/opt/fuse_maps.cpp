@@ -30,11 +30,13 @@
 #include "compiler/transforms/opt/fuse_maps.h"
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallPtrSet.h>
 
 #include <optional>
 #include <vector>
 
 #include "compiler/ir/builder.h"
+#include "compiler/transforms/opt/fusion_cost.h"
 #include "compiler/transforms/rewrite.h"
 
 namespace delta::opt {
@@ -44,12 +46,26 @@ using ir::Op;
 using ir::OpKind;
 using ir::Value;
 
+// An elementwise op over an array, or a `to_index` of one: its check runs
+// per element inside the merged map like a scalar map's own checks.
 bool IsElementwiseArrayOp(const Op& op) {
-  if (op.results.size() != 1 || op.results[0]->type.IsScalar() ||
-      transforms::HasEffects(op))
-    return false;
+  if (op.results.size() != 1 || op.results[0]->type.IsScalar()) return false;
+  if (op.kind == OpKind::ToIndex) return true;
+  if (transforms::HasEffects(op)) return false;
   return ir::IsElementwiseUnary(op.kind) || ir::IsElementwiseBinary(op.kind) ||
          op.kind == OpKind::Select;
+}
+
+// A gather of a whole array at index arrays over its result's dims (the
+// array-level form of a shifted read `y[n: k]` under a map): a member once
+// made a map that reads the index arrays at its points.
+bool IsElementwiseGather(const Op& op) {
+  if (op.kind != OpKind::Gather || op.results[0]->type.IsScalar() ||
+      op.operands.size() != op.operands[0]->type.dims.size() + 1)
+    return false;
+  for (size_t i = 1; i < op.operands.size(); ++i)
+    if (op.operands[i]->type.dims != op.results[0]->type.dims) return false;
+  return true;
 }
 
 bool IsMember(const Op& op) {
@@ -108,6 +124,7 @@ class MapFuser {
     // The latest group over each set of dims.
     std::vector<Op*> open;
     for (size_t i = 0; i < block.ops.size(); ++i) {
+      if (IsElementwiseGather(*block.ops[i])) GatherAsMap(*block.ops[i]);
       Op& op = *block.ops[i];
       if (!IsMember(op)) {
         for (auto& region : op.regions) Block(*region);
@@ -133,6 +150,7 @@ class MapFuser {
         open.push_back(&op);
         continue;
       }
+      if (CopyShiftedReads(**group, op)) changed_ = true;
       std::optional<size_t> at = Placement(**group, op);
       if (!at) {
         *group = &op;
@@ -199,6 +217,122 @@ class MapFuser {
       if (reads_group) return std::nullopt;
     }
     return member_at;
+  }
+
+  // Replaces an elementwise gather (IsElementwiseGather) by the map that
+  // reads its index arrays and then its array at each point.
+  void GatherAsMap(Op& gather) {
+    std::vector<const ir::Dim*> dims(gather.results[0]->type.dims.begin(),
+                                     gather.results[0]->type.dims.end());
+    Op* map = nullptr;
+    builder_.SetLoc(gather.loc);
+    transforms::InsertAt(
+        builder_, *gather.parent, transforms::IndexOf(gather), [&] {
+          map = builder_.Create(OpKind::Map, {}, {gather.results[0]->type});
+          map->dims = dims;
+          ir::Block* body = builder_.AddRegion(map, ir::IndexTypes(dims));
+          ir::InsertionGuard guard(builder_);
+          builder_.SetInsertionBlock(body);
+          std::vector<Value*> point(body->args.begin(), body->args.end());
+          std::vector<Value*> at;
+          for (size_t i = 1; i < gather.operands.size(); ++i)
+            at.push_back(builder_.Gather(gather.operands[i], point));
+          builder_.Yield({builder_.Gather(gather.operands[0], at)});
+        });
+    map->results[0]->name = gather.results[0]->name;
+    transforms::ReplaceUses(function_, {{gather.results[0], map->results[0]}});
+    transforms::EraseOp(gather);
+    changed_ = true;
+  }
+
+  // See Note [Shifted reads]. Replaces each read in `member`'s body of a
+  // result of `group` at another point than the member's own by a copy of
+  // the ops of the group's body that compute it, evaluated there, when
+  // that costs less than the stores and reloads it saves. Returns whether
+  // it copied.
+  bool CopyShiftedReads(const Op& group, Op& member) {
+    if (group.kind != OpKind::Map || member.kind != OpKind::Map) return false;
+    ir::Block& body = *member.region(0);
+    std::vector<Op*> shifted;
+    llvm::SmallPtrSet<const Value*, 8> crossing;  // group results read
+    for (const auto& inner : body.ops)
+      for (const Value* operand : inner->operands) {
+        if (operand->def != &group) continue;
+        crossing.insert(operand);
+        if (inner->kind != OpKind::Gather || operand != inner->operands[0] ||
+            IsPointRead(*inner, operand, body))
+          continue;
+        if (inner->operands.size() != operand->type.dims.size() + 1)
+          return false;  // a slice of the result: not an element
+        shifted.push_back(inner.get());
+      }
+    if (shifted.empty()) return false;
+    int64_t cost = 0;
+    for (const Op* read : shifted)
+      cost += SliceCost(group, ResultIndex(group, read->operands[0]));
+    // Merged, the loops no longer store and reload the values that cross
+    // between them: each is worth one store and reload of work.
+    int64_t per_value = (cost + static_cast<int64_t>(crossing.size()) - 1) /
+                        static_cast<int64_t>(crossing.size());
+    if (!RecomputingIsCheaper(per_value)) return false;
+    transforms::ReplaceEach(
+        function_, shifted, [&](ir::Builder& builder, Op& read) {
+          const Value* array = read.operands[0];
+          std::vector<Value*> at;  // the read's index of each of group's dims
+          for (const ir::Dim* dim : group.dims)
+            for (size_t i = 0; i < array->type.dims.size(); ++i)
+              if (array->type.dims[i] == dim)
+                at.push_back(read.operands[i + 1]);
+          return CopyResultAt(builder, group, ResultIndex(group, array), at);
+        });
+    return true;
+  }
+
+  static size_t ResultIndex(const Op& op, const Value* result) {
+    for (size_t k = 0; k < op.results.size(); ++k)
+      if (op.results[k] == result) return k;
+    return op.results.size();
+  }
+
+  // The ops of `map`'s body that its `k`th yielded value depends on.
+  static llvm::SmallPtrSet<const Op*, 16> Slice(const Op& map, size_t k) {
+    const ir::Block& body = *map.region(0);
+    llvm::SmallPtrSet<const Op*, 16> slice;
+    std::vector<const Value*> work{body.terminator()->operands[k]};
+    while (!work.empty()) {
+      const Value* value = work.back();
+      work.pop_back();
+      const Op* def = value->def;
+      if (def == nullptr || def->parent != &body || !slice.insert(def).second)
+        continue;
+      work.insert(work.end(), def->operands.begin(), def->operands.end());
+    }
+    return slice;
+  }
+
+  // The work of a copy of that slice. Its integer ops compute the
+  // positions it reads (a shifted index and the test of its lane) and
+  // count as moves: LLVM keeps them in vector registers beside the loop
+  // index.
+  static int64_t SliceCost(const Op& map, size_t k) {
+    int64_t cost = 0;
+    for (const Op* op : Slice(map, k))
+      if (ir::IsFloat(op->results[0]->type.elem)) cost += ElementCost(*op);
+    return cost;
+  }
+
+  // Clones the ops that compute `map`'s `k`th result at the point `at`
+  // (an index per dim of the map) at the builder's insertion point.
+  static Value* CopyResultAt(ir::Builder& builder, const Op& map, size_t k,
+                             const std::vector<Value*>& at) {
+    const ir::Block& body = *map.region(0);
+    llvm::SmallPtrSet<const Op*, 16> slice = Slice(map, k);
+    transforms::CloneMap clone;
+    for (size_t d = 0; d < at.size(); ++d) clone.values[body.args[d]] = at[d];
+    for (const auto& inner : body.ops)
+      if (slice.contains(inner.get()))
+        transforms::CloneOp(builder, *inner, clone);
+    return clone.Lookup(body.terminator()->operands[k]);
   }
 
   // A scalar map over one dim fewer than the map `member`, in its block,
@@ -284,6 +418,7 @@ class MapFuser {
       }
       Op* scalar = builder_.Create(member.kind, std::move(operands),
                                    {member.results[0]->type.WithDims({})});
+      scalar->dims = member.dims;  // to_index's dim
       scalar->loc = member.loc;
       yields.push_back(scalar->results[0]);
       return;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "compiler/transforms/opt/fusion_cost.h"
 #include "compiler/transforms/rewrite.h"
 
 namespace delta::opt {
@@ -49,6 +50,42 @@ void CollectUses(const Op& op, llvm::DenseSet<const Value*>& made,
   made.insert(op.results.begin(), op.results.end());
 }
 
+// Whether `op` computes an array from indices and scalars alone, cheaply:
+// an iota, a broadcast of a scalar, elementwise ops on such arrays, or a
+// map that reads no array. That is the index arithmetic of a shifted read
+// (`if i == 0 { .. } else { y[n: i - 1] }`). Inside the loop, fusion takes
+// it into the loops that read it; hoisted, it would be an array that they
+// load at every iteration (Note [Fusion cost]: recomputing beats storing).
+// `from_indices` holds the results of such ops seen so far.
+bool IsIndexArithmetic(const Op& op,
+                       const llvm::DenseSet<const Value*>& from_indices) {
+  if (op.results.size() == 0 || op.results[0]->type.IsScalar()) return false;
+  auto arrays_from_indices = [&] {
+    for (const Value* operand : op.operands)
+      if (!operand->type.IsScalar() && !from_indices.contains(operand))
+        return false;
+    return true;
+  };
+  switch (op.kind) {
+    case OpKind::Iota:
+      return true;
+    case OpKind::Broadcast:
+    case OpKind::Select:
+    case OpKind::Convert:
+      return arrays_from_indices() && !transforms::HasEffects(op);
+    case OpKind::Map:
+      if (!transforms::IsScalarMap(op) || !op.operands.empty()) return false;
+      for (const auto& inner : op.region(0)->ops)
+        if (inner->kind == OpKind::Gather) return false;
+      return RecomputingIsCheaper(ElementCost(op));
+    default:
+      return (ir::IsElementwiseUnary(op.kind) ||
+              ir::IsElementwiseBinary(op.kind)) &&
+             arrays_from_indices() && !transforms::HasEffects(op) &&
+             RecomputingIsCheaper(ElementCost(op));
+  }
+}
+
 // Moves the invariant ops of `loop`'s regions in front of it; returns how
 // many. A while's condition region is left alone (it is short).
 size_t HoistFrom(Op& loop) {
@@ -65,7 +102,13 @@ size_t HoistFrom(Op& loop) {
   });
   std::vector<std::unique_ptr<Op>> hoisted;
   std::vector<std::unique_ptr<Op>> kept;
+  llvm::DenseSet<const Value*> from_indices;
   for (auto& op : body.ops) {
+    if (IsIndexArithmetic(*op, from_indices)) {
+      from_indices.insert(op->results.begin(), op->results.end());
+      kept.push_back(std::move(op));
+      continue;
+    }
     bool invariant = op->kind != OpKind::Yield &&
                      !transforms::HasEffectsDeep(*op) &&
                      !NamesDim(*op, local_dims);

@@ -44,6 +44,9 @@ Value* SimplerValue(const Op& op) {
       for (size_t i = 1; i < op.operands.size(); ++i)
         all_iota &= IsIotaOf(op.operands[i]);
       if (all_iota) result = op.operands[0];
+      // An iota read at an index is that index.
+      if (IsOpOf(op.operands[0], OpKind::Iota) && op.operands.size() == 2)
+        result = op.operands[1];
       break;
     }
     case OpKind::Select:
