@@ -7,14 +7,17 @@
 // LLVM does not vectorize the loop, and an op with effects stays where it
 // is (no hoisting or dead-code removal). The check cannot fail: i is an
 // index of n, so i - 1 lies in [0, size(n) - 1) where i != 0. This
-// analysis follows such values back through constants, conversions of
-// indices, adding or subtracting a constant, and selects, each arm under
-// the select's condition (comparisons of a value with a constant, `not`,
-// `and`). A bound is a constant or size(d) plus a constant. Anything else
-// is unknown, and the check stays.
+// analysis follows such values back through constants, sizes, conversions
+// of indices, adding or subtracting a constant, and selects, each arm
+// under the select's condition (comparisons with a constant or a size,
+// `not`, `and`; an arm that the condition contradicts is never taken). A
+// bound is a constant or size(d) plus a constant; where a bound in size(d)
+// holds, an index of d exists, so size(d) >= 1. Anything else is unknown,
+// and the check stays.
 #include "compiler/ir/index_range.h"
 
 #include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallPtrSet.h>
 
 #include <algorithm>
 #include <optional>
@@ -27,34 +30,72 @@ namespace {
 struct Bound {
   const Dim* dim = nullptr;
   int64_t offset = 0;
+
+  Bound Plus(int64_t by) const { return {dim, offset + by}; }
+  bool operator==(const Bound& other) const {
+    return dim == other.dim && offset == other.offset;
+  }
 };
 
+// Inclusive bounds; a missing one is unknown.
 struct Range {
-  std::optional<int64_t> lo;  // a constant lower bound
-  std::optional<Bound> hi;    // an upper bound, inclusive
+  std::optional<Bound> lo;
+  std::optional<Bound> hi;
 };
+
+// The dims that an index of lives in the value being analysed: at that
+// point size(d) >= 1 (an empty dim has no index). Cleared per query.
+thread_local llvm::SmallPtrSet<const Dim*, 4> live_dims;
+
+bool IsLive(const Dim* dim) {
+  return dim != nullptr && live_dims.contains(dim);
+}
+
+// Whether a <= b wherever both hold.
+bool KnownLe(const Bound& a, const Bound& b) {
+  if (a.dim == b.dim) return a.offset <= b.offset;
+  // c <= size(d) + o when c <= 1 + o, as size(d) >= 1.
+  return a.dim == nullptr && IsLive(b.dim) && a.offset <= b.offset + 1;
+}
+
+// The union's bounds (the larger hi, the smaller lo), or unknown. A
+// constant c against size(d) + o, size(d) >= 1: max(c, size(d) + o) <=
+// size(d) + max(o, c - 1), and min(c, size(d) + o) >= min(c, 1 + o).
+std::optional<Bound> Larger(std::optional<Bound> a, std::optional<Bound> b) {
+  if (!a || !b) return std::nullopt;
+  if (KnownLe(*a, *b)) return b;
+  if (KnownLe(*b, *a)) return a;
+  if (a->dim == nullptr) std::swap(a, b);
+  if (b->dim == nullptr && IsLive(a->dim))
+    return Bound{a->dim, std::max(a->offset, b->offset - 1)};
+  return std::nullopt;
+}
+std::optional<Bound> Smaller(std::optional<Bound> a, std::optional<Bound> b) {
+  if (!a || !b) return std::nullopt;
+  if (KnownLe(*a, *b)) return a;
+  if (KnownLe(*b, *a)) return b;
+  if (a->dim == nullptr) std::swap(a, b);
+  if (b->dim == nullptr && IsLive(a->dim))
+    return Bound{nullptr, std::min(b->offset, a->offset + 1)};
+  return std::nullopt;
+}
+
+// The intersection's bounds: the tighter one, or either.
+std::optional<Bound> Tighter(std::optional<Bound> a, std::optional<Bound> b,
+                             bool upper) {
+  if (!a) return b;
+  if (!b) return a;
+  if (upper) return KnownLe(*a, *b) ? a : KnownLe(*b, *a) ? b : a;
+  return KnownLe(*a, *b) ? b : KnownLe(*b, *a) ? a : a;
+}
 
 std::optional<Bound> Shift(std::optional<Bound> bound, int64_t by) {
   if (!bound) return std::nullopt;
-  return Bound{bound->dim, bound->offset + by};
+  return bound->Plus(by);
 }
 
-// The larger of two upper bounds, or none. A bound in size(d) comes from
-// an index of d, so where it holds size(d) >= 1, and a constant c is at
-// most size(d) + c - 1.
-std::optional<Bound> Max(std::optional<Bound> a, std::optional<Bound> b) {
-  if (!a || !b) return std::nullopt;
-  if (a->dim != b->dim && a->dim && b->dim) return std::nullopt;
-  if (!a->dim && b->dim) std::swap(a, b);
-  if (a->dim && !b->dim) b = Bound{a->dim, b->offset - 1};
-  return a->offset >= b->offset ? a : b;
-}
-
-// The smaller one: either, when they do not compare.
-std::optional<Bound> Min(std::optional<Bound> a, std::optional<Bound> b) {
-  if (!a) return b;
-  if (!b || a->dim != b->dim) return a;
-  return a->offset <= b->offset ? a : b;
+bool IsEmpty(const Range& range) {
+  return range.lo && range.hi && KnownLe(range.hi->Plus(1), *range.lo);
 }
 
 std::optional<int64_t> ConstantOf(const Value* value) {
@@ -62,6 +103,26 @@ std::optional<int64_t> ConstantOf(const Value* value) {
   if (def && def->kind == OpKind::Const && IsInteger(value->type.elem))
     return def->int_value;
   return std::nullopt;
+}
+
+// A constant, a size or either plus or minus a constant, as a bound.
+std::optional<Bound> BoundOf(const Value* value, int depth = 0) {
+  if (std::optional<int64_t> c = ConstantOf(value)) return Bound{nullptr, *c};
+  const Op* def = value->def;
+  if (!def || depth > 4) return std::nullopt;
+  if (def->kind == OpKind::Size && !def->dims[0]->sharded)
+    return Bound{def->dims[0], 0};
+  if (def->kind == OpKind::Add || def->kind == OpKind::Sub) {
+    std::optional<int64_t> c = ConstantOf(def->operands[1]);
+    std::optional<Bound> base = BoundOf(def->operands[0], depth + 1);
+    if (c && base) return base->Plus(def->kind == OpKind::Add ? *c : -*c);
+  }
+  return std::nullopt;
+}
+
+bool IsIntegral(const Value* value) {
+  return value->type.IsScalar() &&
+         (IsInteger(value->type.elem) || value->type.elem == ElemKind::Index);
 }
 
 // What is known of values under the conditions of the selects on the way.
@@ -77,13 +138,43 @@ thread_local int steps_left = 0;
 
 Range RangeOf(const Value* value, const Facts& facts, int depth);
 
-// Whether no integer lies in `range` (as far as constants tell).
-bool IsEmpty(const Range& range) {
-  return range.lo && range.hi && !range.hi->dim && *range.lo > range.hi->offset;
+// The comparison `kind` with its operands swapped (b < a for a > b).
+OpKind Swapped(OpKind kind) {
+  switch (kind) {
+    case OpKind::Lt:
+      return OpKind::Gt;
+    case OpKind::Le:
+      return OpKind::Ge;
+    case OpKind::Gt:
+      return OpKind::Lt;
+    case OpKind::Ge:
+      return OpKind::Le;
+    default:
+      return kind;
+  }
+}
+
+std::optional<OpKind> Negated(OpKind kind) {
+  switch (kind) {
+    case OpKind::Eq:
+      return OpKind::Ne;
+    case OpKind::Ne:
+      return OpKind::Eq;
+    case OpKind::Lt:
+      return OpKind::Ge;
+    case OpKind::Le:
+      return OpKind::Gt;
+    case OpKind::Gt:
+      return OpKind::Le;
+    case OpKind::Ge:
+      return OpKind::Lt;
+    default:
+      return std::nullopt;
+  }
 }
 
 // `facts` with what `cond` (or its negation) says of the values it
-// compares with a constant; nullopt if that contradicts them (the arm of a
+// compares with a bound; nullopt if that contradicts them (the arm of a
 // select that is never taken).
 std::optional<Facts> Assume(const Value* cond, bool holds, Facts facts,
                             int depth) {
@@ -97,65 +188,46 @@ std::optional<Facts> Assume(const Value* cond, bool holds, Facts facts,
     if (!first) return std::nullopt;
     return Assume(def->operands[1], true, std::move(*first), depth + 1);
   }
-  if (def->operands.size() != 2) return facts;
+  if (!HasFlag(def->kind, kCompare) || def->operands.size() != 2) return facts;
   const Value* x = def->operands[0];
-  std::optional<int64_t> c = ConstantOf(def->operands[1]);
-  if (!c || (!IsInteger(x->type.elem) && x->type.elem != ElemKind::Index))
-    return facts;
+  std::optional<Bound> bound = BoundOf(def->operands[1]);
   OpKind kind = def->kind;
-  if (!holds) {  // the negated comparison
-    switch (kind) {
-      case OpKind::Eq:
-        kind = OpKind::Ne;
-        break;
-      case OpKind::Ne:
-        kind = OpKind::Eq;
-        break;
-      case OpKind::Lt:
-        kind = OpKind::Ge;
-        break;
-      case OpKind::Le:
-        kind = OpKind::Gt;
-        break;
-      case OpKind::Gt:
-        kind = OpKind::Le;
-        break;
-      case OpKind::Ge:
-        kind = OpKind::Lt;
-        break;
-      default:
-        return facts;
-    }
+  if (!bound || !IsIntegral(x)) {  // perhaps `bound op x`
+    x = def->operands[1];
+    bound = BoundOf(def->operands[0]);
+    kind = Swapped(kind);
+    if (!bound || !IsIntegral(x)) return facts;
+  }
+  if (!holds) {
+    std::optional<OpKind> negated = Negated(kind);
+    if (!negated) return facts;
+    kind = *negated;
   }
   Range range = RangeOf(x, facts, depth + 1);
-  auto at_least = [&](int64_t lo) {
-    range.lo = std::max(range.lo.value_or(lo), lo);
-  };
-  auto at_most = [&](int64_t hi) {
-    range.hi = Min(range.hi, Bound{nullptr, hi});
-  };
   switch (kind) {
     case OpKind::Eq:
-      if (range.lo && *range.lo > *c) return std::nullopt;
-      at_least(*c);
-      at_most(*c);
+      range.lo = Tighter(range.lo, bound, false);
+      range.hi = Tighter(range.hi, bound, true);
+      if (range.lo && !KnownLe(*range.lo, *bound) &&
+          KnownLe(bound->Plus(1), *range.lo))
+        return std::nullopt;
+      if (range.hi && KnownLe(range.hi->Plus(1), *bound)) return std::nullopt;
       break;
     case OpKind::Ne:  // excludes an end of the range
-      if (range.lo == c) range.lo = *c + 1;
-      if (range.hi && !range.hi->dim && range.hi->offset == *c)
-        range.hi = Bound{nullptr, *c - 1};
+      if (range.lo && *range.lo == *bound) range.lo = bound->Plus(1);
+      if (range.hi && *range.hi == *bound) range.hi = bound->Plus(-1);
       break;
     case OpKind::Ge:
-      at_least(*c);
+      range.lo = Tighter(range.lo, bound, false);
       break;
     case OpKind::Gt:
-      at_least(*c + 1);
+      range.lo = Tighter(range.lo, bound->Plus(1), false);
       break;
     case OpKind::Le:
-      at_most(*c);
+      range.hi = Tighter(range.hi, bound, true);
       break;
     case OpKind::Lt:
-      at_most(*c - 1);
+      range.hi = Tighter(range.hi, bound->Plus(-1), true);
       break;
     default:
       return facts;
@@ -167,31 +239,27 @@ std::optional<Facts> Assume(const Value* cond, bool holds, Facts facts,
 
 Range RangeOf(const Value* value, const Facts& facts, int depth) {
   if (auto it = facts.find(value); it != facts.end()) return it->second;
-  if (--steps_left < 0) return {};
+  if (--steps_left < 0 || depth > kMaxDepth) return {};
   const Op* def = value->def;
   if (value->type.elem == ElemKind::Index && value->type.index_dim &&
       !value->type.index_dim->sharded) {
     // An index of d lies in [0, size(d) - 1], and where it is a checked
     // position, in that position's range too.
-    Range range{0, Bound{value->type.index_dim, -1}};
-    if (def && def->kind == OpKind::ToIndex && depth <= kMaxDepth &&
-        value->type.IsScalar()) {
+    live_dims.insert(value->type.index_dim);
+    Range range{Bound{nullptr, 0}, Bound{value->type.index_dim, -1}};
+    if (def && def->kind == OpKind::ToIndex && value->type.IsScalar()) {
       Range position = RangeOf(def->operands[0], facts, depth + 1);
-      if (position.lo) range.lo = std::max<int64_t>(*position.lo, 0);
-      range.hi = Min(position.hi, range.hi);
+      range.lo = Tighter(range.lo, position.lo, false);
+      range.hi = Tighter(range.hi, position.hi, true);
     }
     return range;
   }
-  if (std::optional<int64_t> c = ConstantOf(value))
-    return {c, Bound{nullptr, *c}};
-  if (!def || depth > kMaxDepth || !IsInteger(value->type.elem) ||
-      !value->type.IsScalar())
-    return {};
+  if (!IsIntegral(value)) return {};
+  if (std::optional<Bound> bound = BoundOf(value)) return {bound, bound};
+  if (!def) return {};
   switch (def->kind) {
     case OpKind::Convert:
-      if (!IsInteger(def->operands[0]->type.elem) &&
-          def->operands[0]->type.elem != ElemKind::Index)
-        return {};
+      if (!IsIntegral(def->operands[0])) return {};
       return RangeOf(def->operands[0], facts, depth + 1);
     case OpKind::Add:
     case OpKind::Sub: {
@@ -199,9 +267,7 @@ Range RangeOf(const Value* value, const Facts& facts, int depth) {
       if (!c) return {};
       int64_t by = def->kind == OpKind::Add ? *c : -*c;
       Range range = RangeOf(def->operands[0], facts, depth + 1);
-      if (range.lo) range.lo = *range.lo + by;
-      range.hi = Shift(range.hi, by);
-      return range;
+      return {Shift(range.lo, by), Shift(range.hi, by)};
     }
     case OpKind::Select: {
       const Value* cond = def->operands[0];
@@ -212,46 +278,38 @@ Range RangeOf(const Value* value, const Facts& facts, int depth) {
       if (!if_true) return RangeOf(def->operands[2], *if_false, depth + 1);
       Range a = RangeOf(def->operands[1], *if_true, depth + 1);
       Range b = RangeOf(def->operands[2], *if_false, depth + 1);
-      Range range;
-      if (a.lo && b.lo) range.lo = std::min(*a.lo, *b.lo);
-      range.hi = Max(a.hi, b.hi);
-      return range;
+      return {Smaller(a.lo, b.lo), Larger(a.hi, b.hi)};
     }
     default:
       return {};
   }
 }
 
-// `facts` that say that `index` (an index of a map's dim) is at least lo.
-Facts FloorFacts(const IndexFloor& floor) {
-  Facts facts;
-  if (floor.index != nullptr)
-    facts[floor.index] = {floor.lo, Bound{floor.index->type.index_dim, -1}};
-  return facts;
-}
-
 }  // namespace
 
-std::optional<bool> DecideCompare(const Op& compare, const IndexFloor& floor) {
-  if (!compare.results[0]->type.IsScalar() || compare.operands.size() != 2)
+std::optional<bool> DecideCompare(const Op& compare, const IndexBounds& at) {
+  if (!HasFlag(compare.kind, kCompare) || !compare.results[0]->type.IsScalar())
     return std::nullopt;
-  // The comparison holds, or fails, on every value the floor allows.
   steps_left = kStepBudget;
-  Facts facts = FloorFacts(floor);
+  live_dims.clear();
+  Facts facts;
+  if (at.index != nullptr) live_dims.insert(at.index->type.index_dim);
+  if (at.index != nullptr)
+    facts[at.index] = {Bound{nullptr, at.lo},
+                       Bound{at.index->type.index_dim, -1 - at.from_end}};
+  // The comparison holds, or fails, on every value the bounds allow.
   if (!Assume(compare.results[0], true, facts, 0)) return false;
   if (!Assume(compare.results[0], false, facts, 0)) return true;
   return std::nullopt;
 }
 
 bool IsIndexInRange(const Value* k, const Dim* dim) {
-  if (dim->sharded) return false;
+  if (dim->sharded || !IsIntegral(k)) return false;
   steps_left = kStepBudget;
+  live_dims.clear();
   Range range = RangeOf(k, Facts(), 0);
-  if (!range.lo || *range.lo < 0 || !range.hi) return false;
-  if (range.hi->dim == dim) return range.hi->offset <= -1;
-  // A constant bound under a constant size.
-  return range.hi->dim == nullptr && dim->constant &&
-         range.hi->offset < *dim->constant;
+  return range.lo && range.hi && KnownLe(Bound{nullptr, 0}, *range.lo) &&
+         KnownLe(*range.hi, Bound{dim, -1});
 }
 
 }  // namespace delta::ir

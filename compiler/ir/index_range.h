@@ -14,16 +14,18 @@ namespace delta::ir {
 // of `dim`. See Note [Index ranges] in the .cpp.
 bool IsIndexInRange(const Value* k, const Dim* dim);
 
-// A map's index argument known to be at least `lo` (a loop that starts
-// there).
-struct IndexFloor {
+// A map's index argument known to lie in [lo, size(d) - 1 - from_end] (a
+// loop that covers part of its dim).
+struct IndexBounds {
   const Value* index = nullptr;
   int64_t lo = 0;
+  int64_t from_end = 0;
 };
 
 // Whether the integer comparison `compare` (eq, ne, lt, le, gt, ge of a
-// value and a constant) holds, or fails, wherever `floor` does; nullopt if
-// that depends. Note [Boundary peeling] in codegen's map_op.cpp.
-std::optional<bool> DecideCompare(const Op& compare, const IndexFloor& floor);
+// value and a constant or a size) holds, or fails, wherever `at` does;
+// nullopt if that depends. Note [Boundary peeling] in codegen's
+// map_op.cpp.
+std::optional<bool> DecideCompare(const Op& compare, const IndexBounds& at);
 
 }  // namespace delta::ir

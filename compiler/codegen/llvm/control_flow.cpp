@@ -178,19 +178,24 @@ void FunctionEmitter::EmitDimFor(const ir::Dim* dim, llvm::Value* lo,
     EmitFor(lo, hi, body, parallel_accesses);
     return;
   }
-  // Note [Boundary peeling]: [lo, split) as written, then [split, hi)
-  // with the compares that the index's floor decides folded.
+  // Note [Boundary peeling]: [lo, first) and [last, hi) as written, the
+  // middle with the compares that the index's bounds decide folded.
   Peel peel = *peel_;
   peel_.reset();  // the body's own loops are not this map's
-  llvm::Value* at = builder_.getInt64(peel.at);
-  llvm::Value* split =
-      builder_.CreateSelect(builder_.CreateICmpSLT(hi, at), hi, at);
-  split = builder_.CreateSelect(builder_.CreateICmpSLT(split, lo), lo, split);
-  EmitFor(lo, split, body, parallel_accesses);
-  std::optional<ir::IndexFloor> outer_floor = index_floor_;
-  index_floor_ = ir::IndexFloor{peel.index, peel.at};
-  EmitFor(split, hi, body, parallel_accesses);
-  index_floor_ = outer_floor;
+  auto clamp = [&](llvm::Value* at, llvm::Value* low, llvm::Value* high) {
+    at = builder_.CreateSelect(builder_.CreateICmpSLT(high, at), high, at);
+    return builder_.CreateSelect(builder_.CreateICmpSLT(at, low), low, at);
+  };
+  llvm::Value* first = clamp(builder_.getInt64(peel.first), lo, hi);
+  llvm::Value* last =
+      clamp(builder_.CreateSub(DimSize(dim), builder_.getInt64(peel.last)),
+            first, hi);
+  EmitFor(lo, first, body, parallel_accesses);
+  std::optional<ir::IndexBounds> outer_bounds = index_bounds_;
+  index_bounds_ = ir::IndexBounds{peel.index, peel.first, peel.last};
+  EmitFor(first, last, body, parallel_accesses);
+  index_bounds_ = outer_bounds;
+  EmitFor(last, hi, body, parallel_accesses);
   peel_ = peel;
 }
 

@@ -429,15 +429,16 @@ class FunctionEmitter {
   // [Compile-time budgets] in control_flow.cpp).
   int long_loops_emitted_ = 0;
   // Note [Boundary peeling] (map_op.cpp): the dim of the map being emitted
-  // whose loop splits at `at`, and its index argument; and, while the
-  // second loop's body is emitted, the floor that decides its compares.
+  // whose loop splits in three, and its index argument; and, while the
+  // middle loop's body is emitted, the bounds that decide its compares.
   struct Peel {
     const ir::Dim* dim;
     const ir::Value* index;
-    int64_t at;
+    int64_t first = 0;  // the middle loop starts there
+    int64_t last = 0;   // and stops this many before the end
   };
   std::optional<Peel> peel_;
-  std::optional<ir::IndexFloor> index_floor_;
+  std::optional<ir::IndexBounds> index_bounds_;
   // EmitFor asks LLVM to vectorize innermost parallel loops, whatever its
   // cost model says (Note [One-hot dims]).
   bool force_vectorize_ = false;

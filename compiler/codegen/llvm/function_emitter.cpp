@@ -379,8 +379,8 @@ void FunctionEmitter::EmitOp(const ir::Op& op) {
   EmitSizeChecks(op);
   if (module_.hooks != nullptr && module_.hooks->EmitOp(*this, op)) return;
   // Note [Boundary peeling] in map_op.cpp.
-  if (index_floor_ && ir::HasFlag(op.kind, ir::kCompare))
-    if (std::optional<bool> known = ir::DecideCompare(op, *index_floor_)) {
+  if (index_bounds_ && ir::HasFlag(op.kind, ir::kCompare))
+    if (std::optional<bool> known = ir::DecideCompare(op, *index_bounds_)) {
       Set(op.results[0], builder_.getInt1(*known));
       return;
     }

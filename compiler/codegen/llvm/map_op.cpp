@@ -1,6 +1,8 @@
 // Maps as loop nests: the body is emitted once per point of the map's dims,
 // inside loops over them (parallel when large), writing each result in
 // place; small one-hot dims are unrolled instead (Note [One-hot dims]).
+#include <utility>
+
 #include "compiler/codegen/llvm/emitter.h"
 #include "compiler/transforms/rewrite.h"
 
@@ -67,35 +69,47 @@ ir::DimList OneHotDims(const ir::Op& map) {
 // selects. LLVM sees no stride in a select, so the loop reads y with
 // gathers, one element per lane. Yet every compare of the index with a
 // constant is decided from a few iterations on: i != 0 holds for i >= 1.
-// So a map whose body has such compares runs its loop over that dim in two
-// parts, split at the smallest P (at most kPeelMax) from which on the most
-// compares are decided (ir::DecideCompare, Note [Index ranges]): [lo, P) as
-// written, and [P, hi) with those compares emitted as constants. There
-// the selects fold, the reads are at i - 1, i - 2, ..., contiguous, and
-// LLVM vectorizes them as plain loads. A chunk of a parallel loop splits
-// its own range the same way (the first part is empty past P).
+// So a map whose body has such compares runs its loop over that dim in
+// three parts: [0, first) and [size - last, size) as written, and between
+// them the same body with those compares emitted as constants, first and
+// last (at most kPeelMax) the smallest from which on the most compares are
+// decided (ir::DecideCompare, Note [Index ranges]; the adjoint of a read
+// at i - 1 reads at i + 1 under i + 1 < size(n)). In the middle the
+// selects fold, the reads are at i - 1, i - 2, ..., contiguous, and LLVM
+// vectorizes them as plain loads. A chunk of a parallel loop splits its
+// own range the same way (the outer parts are empty inside).
 constexpr int64_t kPeelMax = 16;
 
-std::optional<int64_t> PeelPoint(const ir::Block& body,
-                                 const ir::Value* index) {
+// The first and last of Note [Boundary peeling] for the index argument
+// `index` of `body`, or nullopt when no compare is decided that way.
+std::optional<std::pair<int64_t, int64_t>> PeelPoints(const ir::Block& body,
+                                                      const ir::Value* index) {
   std::vector<const ir::Op*> compares;
   for (const auto& inner : body.ops)
     if (ir::HasFlag(inner->kind, ir::kCompare)) compares.push_back(inner.get());
-  auto decided = [&](int64_t lo) {
+  if (compares.empty()) return std::nullopt;
+  auto decided = [&](int64_t first, int64_t last) {
     int count = 0;
     for (const ir::Op* compare : compares)
-      count += ir::DecideCompare(*compare, {index, lo}).has_value();
+      count += ir::DecideCompare(*compare, {index, first, last}).has_value();
     return count;
   };
-  if (compares.empty()) return std::nullopt;
-  int best = decided(0);
-  std::optional<int64_t> at;
-  for (int64_t lo = 1; lo <= kPeelMax; ++lo)
-    if (int count = decided(lo); count > best) {
+  const int none = decided(0, 0);
+  int best = none;
+  int64_t first = 0;
+  int64_t last = 0;
+  for (int64_t at = 1; at <= kPeelMax; ++at)
+    if (int count = decided(at, 0); count > best) {
       best = count;
-      at = lo;
+      first = at;
     }
-  return at;
+  for (int64_t at = 1; at <= kPeelMax; ++at)
+    if (int count = decided(first, at); count > best) {
+      best = count;
+      last = at;
+    }
+  if (best == none) return std::nullopt;
+  return std::make_pair(first, last);
 }
 
 }  // namespace
@@ -153,8 +167,8 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
   peel_.reset();
   for (size_t k = 0; k < op.dims.size() && !peel_; ++k)
     if (!unrolled.Contains(op.dims[k]))
-      if (std::optional<int64_t> at = PeelPoint(body, body.args[k]))
-        peel_ = Peel{op.dims[k], body.args[k], *at};
+      if (auto points = PeelPoints(body, body.args[k]))
+        peel_ = Peel{op.dims[k], body.args[k], points->first, points->second};
   Coords coords;
   EmitParallelNest(loops, coords, work, [&] {
     struct Store {

@@ -113,6 +113,8 @@ bool AddsOneSmallDim(const Op& group, const Op& member) {
          *extra->constant <= kCopiedDimMax;
 }
 
+constexpr int kRoundsMax = 4;
+
 class MapFuser {
  public:
   explicit MapFuser(ir::Function& function)
@@ -254,7 +256,9 @@ class MapFuser {
     if (group.kind != OpKind::Map || member.kind != OpKind::Map) return false;
     ir::Block& body = *member.region(0);
     std::vector<Op*> shifted;
-    llvm::SmallPtrSet<const Value*, 8> crossing;  // group results read
+    // The group's results that the member reads, and below, the arrays
+    // that both read.
+    llvm::SmallPtrSet<const Value*, 8> crossing;
     for (const auto& inner : body.ops)
       for (const Value* operand : inner->operands) {
         if (operand->def != &group) continue;
@@ -267,11 +271,20 @@ class MapFuser {
         shifted.push_back(inner.get());
       }
     if (shifted.empty()) return false;
+    // An array that both bodies read is loaded once when they are one.
+    llvm::SmallPtrSet<const Value*, 8> group_reads;
+    for (const auto& inner : group.region(0)->ops)
+      if (inner->kind == OpKind::Gather) group_reads.insert(inner->operands[0]);
+    for (const auto& inner : body.ops)
+      if (inner->kind == OpKind::Gather &&
+          group_reads.contains(inner->operands[0]))
+        crossing.insert(inner->operands[0]);
     int64_t cost = 0;
     for (const Op* read : shifted)
       cost += SliceCost(group, ResultIndex(group, read->operands[0]));
     // Merged, the loops no longer store and reload the values that cross
-    // between them: each is worth one store and reload of work.
+    // between them, nor load twice what both read: each is worth one store
+    // and reload of work.
     int64_t per_value = (cost + static_cast<int64_t>(crossing.size()) - 1) /
                         static_cast<int64_t>(crossing.size());
     if (!RecomputingIsCheaper(per_value)) return false;
@@ -492,9 +505,15 @@ class MapFuser {
 bool FuseMaps(ir::Module& module) {
   bool changed = false;
   for (auto& function : module.functions) {
-    MapFuser fuser(*function);
-    fuser.Block(*function->body);
-    changed |= fuser.changed();
+    // A merge can make a later copy worth it (Note [Shifted reads]: the
+    // merged map shares more with the next member), so the walk repeats
+    // while it changes something, a few times at most.
+    for (int round = 0; round < kRoundsMax; ++round) {
+      MapFuser fuser(*function);
+      fuser.Block(*function->body);
+      if (!fuser.changed()) break;
+      changed = true;
+    }
   }
   return changed;
 }
