@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "compiler/transforms/ad/reverse_builder.h"
+#include "compiler/transforms/opt/fusion_cost.h"
 
 namespace delta::ad::reverse {
 
@@ -169,6 +171,14 @@ llvm::Error ReverseBuilder::ForwardWhile(const Op& op) {
 // boundary mask, a step size): stacking them would write the same array
 // once per iteration; the backward sweep computes them again, and
 // hoist-loop-invariants moves both computations out of the loops.
+//
+// Cheaper to redo is the fusion cost model's rule (Note [Fusion cost]):
+// an elementwise op, a select, a conversion or a scalar map is redone when
+// the work of redoing it and every value it needs that is not kept either,
+// per element, is at most a store and a reload. The backward sweep's
+// fusion then takes the redone work into its own loop. RK4's stages are
+// such chains (a shifted read, a product, an axpy): GradBench's ode kept
+// four [steps, n] arrays of them and now keeps the state and one.
 namespace {
 bool IsCheapToRedo(const Op& op) {
   if (op.regions.empty() && op.operands.empty()) return true;
@@ -181,6 +191,24 @@ bool IsCheapToRedo(const Op& op) {
     default:
       return false;
   }
+}
+
+// The work per element of redoing `op` in the backward sweep, given that
+// of its operands that are redone too (`redo`), or nullopt when it is not
+// an op to redo.
+std::optional<int64_t> RedoCost(
+    const Op& op, const llvm::DenseMap<const Value*, int64_t>& redo) {
+  bool arithmetic = ir::IsElementwiseUnary(op.kind) ||
+                    ir::IsElementwiseBinary(op.kind) ||
+                    op.kind == OpKind::Select || op.kind == OpKind::Convert ||
+                    transforms::IsScalarMap(op);
+  if (!arithmetic || op.results.size() != 1 ||
+      ir::HasFlag(op.kind, ir::kMathCall))
+    return std::nullopt;
+  int64_t cost = opt::ElementCost(op);
+  for (const Value* operand : op.operands)
+    if (auto it = redo.find(operand); it != redo.end()) cost += it->second;
+  return cost;
 }
 // The results of `body`'s top-level ops that do not depend on its
 // arguments (the iterator, the state) nor come from an op with an effect
@@ -255,11 +283,23 @@ llvm::Error ReverseBuilder::ForwardScanBody(const Block& body, Op* scan,
     return out;
   };
   llvm::DenseSet<const Value*> invariant = LoopInvariants(body);
+  // The work of redoing each value that is not kept (see the Note).
+  llvm::DenseMap<const Value*, int64_t> redo;
   for (const auto& inner : body.ops) {
     if (inner->kind == OpKind::Yield) break;
     if (IsCheapToRedo(*inner) || inner->results.empty() ||
-        invariant.contains(inner->results[0]))
+        invariant.contains(inner->results[0])) {
+      int64_t cost = 0;  // a read of a redone value redoes it
+      for (const Value* operand : inner->operands)
+        if (auto it = redo.find(operand); it != redo.end()) cost += it->second;
+      for (const Value* result : inner->results) redo[result] = cost;
       continue;
+    }
+    if (std::optional<int64_t> cost = RedoCost(*inner, redo);
+        cost && opt::RecomputingIsCheaper(*cost)) {
+      redo[inner->results[0]] = *cost;
+      continue;
+    }
     if (!llvm::all_of(inner->results,
                       [&](const Value* v) { return stackable(P(v)); }))
       continue;
