@@ -20,8 +20,11 @@
 #include <llvm/ADT/SmallPtrSet.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace delta::ir {
 namespace {
@@ -85,8 +88,11 @@ std::optional<Bound> Tighter(std::optional<Bound> a, std::optional<Bound> b,
                              bool upper) {
   if (!a) return b;
   if (!b) return a;
-  if (upper) return KnownLe(*a, *b) ? a : KnownLe(*b, *a) ? b : a;
-  return KnownLe(*a, *b) ? b : KnownLe(*b, *a) ? a : a;
+  // When they do not compare, the one in a size: the other end of an
+  // index's range is one too, so that is the one that can empty it.
+  std::optional<Bound> either = a->dim ? a : b;
+  if (upper) return KnownLe(*a, *b) ? a : KnownLe(*b, *a) ? b : either;
+  return KnownLe(*a, *b) ? b : KnownLe(*b, *a) ? a : either;
 }
 
 std::optional<Bound> Shift(std::optional<Bound> bound, int64_t by) {
@@ -182,11 +188,21 @@ std::optional<Facts> Assume(const Value* cond, bool holds, Facts facts,
   if (!def || depth > kMaxDepth) return facts;
   if (def->kind == OpKind::Not)
     return Assume(def->operands[0], !holds, std::move(facts), depth + 1);
-  if (def->kind == OpKind::And && holds) {
+  // a and b, or not (a or b): both; otherwise one of two, which is known
+  // only to be impossible when both are.
+  bool conjunction = (def->kind == OpKind::And && holds) ||
+                     (def->kind == OpKind::Or && !holds);
+  if (conjunction) {
     std::optional<Facts> first =
-        Assume(def->operands[0], true, std::move(facts), depth + 1);
+        Assume(def->operands[0], holds, std::move(facts), depth + 1);
     if (!first) return std::nullopt;
-    return Assume(def->operands[1], true, std::move(*first), depth + 1);
+    return Assume(def->operands[1], holds, std::move(*first), depth + 1);
+  }
+  if (def->kind == OpKind::And || def->kind == OpKind::Or) {
+    if (!Assume(def->operands[0], holds, facts, depth + 1) &&
+        !Assume(def->operands[1], holds, facts, depth + 1))
+      return std::nullopt;
+    return facts;
   }
   if (!HasFlag(def->kind, kCompare) || def->operands.size() != 2) return facts;
   const Value* x = def->operands[0];
@@ -237,8 +253,61 @@ std::optional<Facts> Assume(const Value* cond, bool holds, Facts facts,
   return facts;
 }
 
+Range ComputeRange(const Value* value, const Facts& facts, int depth);
+
+// A fingerprint of `facts`, independent of their order.
+uint64_t Fingerprint(const Facts& facts) {
+  uint64_t print = facts.size();
+  auto mix = [](uint64_t h, uint64_t v) {
+    return (h ^ v) * 0x9E3779B97F4A7C15ull;
+  };
+  auto bound = [&](const std::optional<Bound>& b) {
+    return b ? mix(reinterpret_cast<uintptr_t>(b->dim),
+                   static_cast<uint64_t>(b->offset))
+             : 1;
+  };
+  for (const auto& [value, range] : facts)
+    print += mix(mix(reinterpret_cast<uintptr_t>(value), bound(range.lo)),
+                 bound(range.hi));
+  return print;
+}
+
+bool SameBound(const std::optional<Bound>& a, const std::optional<Bound>& b) {
+  return a.has_value() == b.has_value() && (!a || *a == *b);
+}
+
+bool SameFacts(const Facts& a, const Facts& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [value, range] : a) {
+    auto it = b.find(value);
+    if (it == b.end() || !SameBound(range.lo, it->second.lo) ||
+        !SameBound(range.hi, it->second.hi))
+      return false;
+  }
+  return true;
+}
+
+// The ranges found so far in this query, by value and fingerprint of the
+// facts: the two arms of a select and its condition meet the same values
+// under the same facts, which would otherwise cost exponential time.
+struct Memo {
+  Facts facts;
+  Range range;
+};
+thread_local std::map<std::pair<const Value*, uint64_t>, std::vector<Memo>>
+    memo;
+
 Range RangeOf(const Value* value, const Facts& facts, int depth) {
   if (auto it = facts.find(value); it != facts.end()) return it->second;
+  std::vector<Memo>& seen = memo[{value, Fingerprint(facts)}];
+  for (const Memo& entry : seen)
+    if (SameFacts(entry.facts, facts)) return entry.range;
+  Range range = ComputeRange(value, facts, depth);
+  memo[{value, Fingerprint(facts)}].push_back({facts, range});
+  return range;
+}
+
+Range ComputeRange(const Value* value, const Facts& facts, int depth) {
   if (--steps_left < 0 || depth > kMaxDepth) return {};
   const Op* def = value->def;
   if (value->type.elem == ElemKind::Index && value->type.index_dim &&
@@ -292,6 +361,7 @@ std::optional<bool> DecideCompare(const Op& compare, const IndexBounds& at) {
     return std::nullopt;
   steps_left = kStepBudget;
   live_dims.clear();
+  memo.clear();
   Facts facts;
   if (at.index != nullptr) live_dims.insert(at.index->type.index_dim);
   if (at.index != nullptr)
@@ -307,6 +377,7 @@ bool IsIndexInRange(const Value* k, const Dim* dim) {
   if (dim->sharded || !IsIntegral(k)) return false;
   steps_left = kStepBudget;
   live_dims.clear();
+  memo.clear();
   Range range = RangeOf(k, Facts(), 0);
   return range.lo && range.hi && KnownLe(Bound{nullptr, 0}, *range.lo) &&
          KnownLe(*range.hi, Bound{dim, -1});
