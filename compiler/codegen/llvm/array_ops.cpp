@@ -72,7 +72,8 @@ llvm::Value* FunctionEmitter::ElementPointer(const ArrayView& view,
     auto it = coords.find(view.type.dims[i]);
     if (it == coords.end())
       llvm::report_fatal_error("codegen: no coordinate for dim " +
-                               llvm::Twine(view.type.dims[i]->name));
+                               llvm::Twine(view.type.dims[i]->name) + " in " +
+                               llvm_function_->getName());
     offset = builder_.CreateAdd(
         offset, builder_.CreateMul(it->second, view.strides[i]));
   }

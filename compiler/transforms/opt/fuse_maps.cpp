@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "compiler/ir/builder.h"
+#include "compiler/ir/index_range.h"
 #include "compiler/transforms/opt/fusion_cost.h"
 #include "compiler/transforms/rewrite.h"
 
@@ -46,8 +47,8 @@ using ir::Op;
 using ir::OpKind;
 using ir::Value;
 
-// An elementwise op over an array, or a `to_index` of one: its check runs
-// per element inside the merged map like a scalar map's own checks.
+// An elementwise op over an array, or a `to_index` of one (see
+// CannotFailIn).
 bool IsElementwiseArrayOp(const Op& op) {
   if (op.results.size() != 1 || op.results[0]->type.IsScalar()) return false;
   if (op.kind == OpKind::ToIndex) return true;
@@ -128,7 +129,7 @@ class MapFuser {
     for (size_t i = 0; i < block.ops.size(); ++i) {
       if (IsElementwiseGather(*block.ops[i])) GatherAsMap(*block.ops[i]);
       Op& op = *block.ops[i];
-      if (!IsMember(op)) {
+      if (!IsMember(op) || !CannotFailIn(op, open)) {
         for (auto& region : op.regions) Block(*region);
         // A run-time check may move past a member, like checks inside.
         if (!transforms::MayOnlyFail(op) && transforms::HasEffectsDeep(op))
@@ -221,6 +222,22 @@ class MapFuser {
     return member_at;
   }
 
+  // Whether `member`, if a to_index, converts a result of an open group
+  // that cannot be out of range there (Note [Index ranges]: the position of
+  // a shifted read), so that merged, it is index arithmetic. Any other
+  // to_index stays an array op: its check inside a loop would keep LLVM
+  // from vectorizing it (`cam[cams: cam_of]` with an index array).
+  static bool CannotFailIn(const Op& member, const std::vector<Op*>& open) {
+    if (member.kind != OpKind::ToIndex) return true;
+    const Op* producer = member.operands[0]->def;
+    if (producer == nullptr || !llvm::is_contained(open, producer) ||
+        producer->kind != OpKind::Map)
+      return false;
+    size_t k = ResultIndex(*producer, member.operands[0]);
+    return ir::IsIndexInRange(producer->region(0)->terminator()->operands[k],
+                              member.dims[0]);
+  }
+
   // Replaces an elementwise gather (IsElementwiseGather) by the map that
   // reads its index arrays and then its array at each point.
   void GatherAsMap(Op& gather) {
@@ -268,6 +285,11 @@ class MapFuser {
           continue;
         if (inner->operands.size() != operand->type.dims.size() + 1)
           return false;  // a slice of the result: not an element
+        // The copy reads what the group reads at these indices, as indices
+        // of the group's dims (codegen places a read by its index's dim).
+        for (size_t i = 0; i < operand->type.dims.size(); ++i)
+          if (inner->operands[i + 1]->type.index_dim != operand->type.dims[i])
+            return false;
         shifted.push_back(inner.get());
       }
     if (shifted.empty()) return false;
