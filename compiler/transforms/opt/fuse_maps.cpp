@@ -127,7 +127,8 @@ class MapFuser {
     // The latest group over each set of dims.
     std::vector<Op*> open;
     for (size_t i = 0; i < block.ops.size(); ++i) {
-      if (IsElementwiseGather(*block.ops[i])) GatherAsMap(*block.ops[i]);
+      if (IsElementwiseGather(*block.ops[i]) && ReadsGroup(*block.ops[i], open))
+        GatherAsMap(*block.ops[i]);
       Op& op = *block.ops[i];
       if (!IsMember(op) || !CannotFailIn(op, open)) {
         for (auto& region : op.regions) Block(*region);
@@ -236,6 +237,15 @@ class MapFuser {
     size_t k = ResultIndex(*producer, member.operands[0]);
     return ir::IsIndexInRange(producer->region(0)->terminator()->operands[k],
                               member.dims[0]);
+  }
+
+  // Whether `op` reads a result of an open group: then as a map it can
+  // join one. A gather of other arrays stays an array op (on a GPU, a
+  // copy rather than a kernel).
+  static bool ReadsGroup(const Op& op, const std::vector<Op*>& open) {
+    for (const Value* operand : op.operands)
+      if (operand->def && llvm::is_contained(open, operand->def)) return true;
+    return false;
   }
 
   // Replaces an elementwise gather (IsElementwiseGather) by the map that
