@@ -27,11 +27,24 @@
 // copies compute the same scalars at each point and LLVM keeps one. The
 // group stays for its other readers, if any; without them DCE removes it,
 // and its values are never stored.
+//
+// Note [Shifted reads]
+// A member that reads a group's result at another point than its own (a
+// stencil: RK4's stages read the previous one at i - 1) would keep the two
+// loops apart, each stage storing what the next loads. Instead the ops of
+// the group's body that compute the result (its slice) are copied to the
+// read, evaluated at the read's indices, and the member merges. The copy
+// costs its float ops per element (ElementCost; integer ops compute
+// positions and masks); merging saves a store and a reload of each value
+// that crosses between the loops and a load of each array both read. The
+// copy is made when the cost per saved value passes RecomputingIsCheaper.
+// See docs/internals/passes.md, "Shifted reads".
 #include "compiler/transforms/opt/fuse_maps.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -280,7 +293,8 @@ class MapFuser {
   // that costs less than the stores and reloads it saves. Returns whether
   // it copied.
   bool CopyShiftedReads(const Op& group, Op& member) {
-    if (group.kind != OpKind::Map || member.kind != OpKind::Map) return false;
+    if (member.kind != OpKind::Map || group.kind == OpKind::ToIndex)
+      return false;
     ir::Block& body = *member.region(0);
     std::vector<Op*> shifted;
     // The group's results that the member reads, and below, the arrays
@@ -305,8 +319,13 @@ class MapFuser {
     if (shifted.empty()) return false;
     // An array that both bodies read is loaded once when they are one.
     llvm::SmallPtrSet<const Value*, 8> group_reads;
-    for (const auto& inner : group.region(0)->ops)
-      if (inner->kind == OpKind::Gather) group_reads.insert(inner->operands[0]);
+    if (group.kind == OpKind::Map) {
+      for (const auto& inner : group.region(0)->ops)
+        if (inner->kind == OpKind::Gather)
+          group_reads.insert(inner->operands[0]);
+    } else {
+      group_reads.insert(group.operands.begin(), group.operands.end());
+    }
     for (const auto& inner : body.ops)
       if (inner->kind == OpKind::Gather &&
           group_reads.contains(inner->operands[0]))
@@ -324,7 +343,7 @@ class MapFuser {
         function_, shifted, [&](ir::Builder& builder, Op& read) {
           const Value* array = read.operands[0];
           std::vector<Value*> at;  // the read's index of each of group's dims
-          for (const ir::Dim* dim : group.dims)
+          for (const ir::Dim* dim : LoopDims(group))
             for (size_t i = 0; i < array->type.dims.size(); ++i)
               if (array->type.dims[i] == dim)
                 at.push_back(read.operands[i + 1]);
@@ -360,6 +379,8 @@ class MapFuser {
   // count as moves: LLVM keeps them in vector registers beside the loop
   // index.
   static int64_t SliceCost(const Op& map, size_t k) {
+    if (map.kind != OpKind::Map)  // an elementwise op: itself
+      return ir::IsFloat(map.results[0]->type.elem) ? ElementCost(map) : 0;
     int64_t cost = 0;
     for (const Op* op : Slice(map, k))
       if (ir::IsFloat(op->results[0]->type.elem)) cost += ElementCost(*op);
@@ -370,6 +391,23 @@ class MapFuser {
   // (an index per dim of the map) at the builder's insertion point.
   static Value* CopyResultAt(ir::Builder& builder, const Op& map, size_t k,
                              const std::vector<Value*>& at) {
+    if (map.kind != OpKind::Map) {  // an elementwise op, at `at`
+      std::vector<const ir::Dim*> dims = LoopDims(map);
+      std::vector<Value*> operands;
+      for (Value* operand : map.operands) {
+        std::vector<Value*> indices;
+        for (const ir::Dim* dim : operand->type.dims)
+          indices.push_back(
+              at[std::find(dims.begin(), dims.end(), dim) - dims.begin()]);
+        operands.push_back(operand->type.IsScalar()
+                               ? operand
+                               : builder.Gather(operand, indices));
+      }
+      Op* scalar = builder.Create(map.kind, std::move(operands),
+                                  {map.results[0]->type.WithDims({})});
+      scalar->loc = map.loc;
+      return scalar->results[0];
+    }
     const ir::Block& body = *map.region(0);
     llvm::SmallPtrSet<const Op*, 16> slice = Slice(map, k);
     transforms::CloneMap clone;

@@ -76,3 +76,37 @@ TEST_CASE("only the invariant ops of a loop body leave it") {
   CHECK(exps == 1);
   CHECK(loop->parent == f->body.get());
 }
+
+TEST_CASE("index arithmetic stays in the loop that reads it") {
+  Module module;
+  Dim* d = module.AddDim("d", 4);
+  Function* f = module.AddFunction("f");
+  f->is_export = true;
+  Builder b(f);
+  Value* x = AddParam(f, F64({d}), "x");
+  Op* loop =
+      b.Create(OpKind::Loop,
+               {b.IntConst(ElemKind::I64, 0), b.IntConst(ElemKind::I64, 3), x},
+               {F64({d})});
+  Block* body = b.AddRegion(loop, {I64(), F64({d})});
+  {
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(body);
+    // The position i - 1 of a shifted read, over d: invariant, but cheaper
+    // to compute where it is read than to load (Note [Fusion cost]).
+    Value* i = b.Convert(b.Iota(d), ElemKind::I64);
+    Value* before = b.Binary(OpKind::Sub, i, b.IntConst(ElemKind::I64, 1));
+    Value* guarded =
+        b.Select(b.Binary(OpKind::Gt, i, b.IntConst(ElemKind::I64, 0)), before,
+                 b.IntConst(ElemKind::I64, 0));
+    Value* shifted = b.Gather(body->args[1], {b.ToIndex(d, guarded)});
+    b.Yield({b.Binary(OpKind::Add, body->args[1], shifted)});
+  }
+  Return(b, {loop->result(0)});
+  opt::HoistLoopInvariants(module);
+  CheckValid(module);
+  size_t subs = 0;
+  for (const auto& op : body->ops) subs += op->kind == OpKind::Sub;
+  CHECK(subs == 1);
+  for (const auto& op : f->body->ops) CHECK(op->kind != OpKind::Sub);
+}
