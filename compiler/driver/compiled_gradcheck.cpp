@@ -20,8 +20,6 @@
 
 #include "compiler/codegen/llvm/jit.h"
 #include "compiler/ir/builder.h"
-#include "compiler/ir/printer.h"
-#include <llvm/Support/raw_ostream.h>
 #include "compiler/transforms/pass_manager.h"
 #include "compiler/transforms/rewrite.h"
 
@@ -142,7 +140,6 @@ void Miscompile(ir::Module& module) {
   codegen_options.opt_level = opt_level;
   std::string error;
   if (!transforms::RunPipeline(module, pipeline) ||
-      (std::getenv("TMPDUMP") && (ir::PrintModule(module, llvm::errs()), false)) ||
       !codegen::RunMain(module, codegen_options, error)) {
     std::fprintf(stderr, "%s\n", error.c_str());
     _exit(3);
