@@ -83,8 +83,13 @@ def apt_install(package):
 def ensure_openblas():
     """libopenblas-dev gives cblas.h and libopenblas.so."""
     def present():
-        return os.path.exists("/usr/include/x86_64-linux-gnu/cblas.h") or \
+        # cblas.h alone may come from another BLAS (libblas-dev): the
+        # reference links libopenblas.
+        header = os.path.exists("/usr/include/x86_64-linux-gnu/cblas.h") or \
             os.path.exists("/usr/include/cblas.h")
+        library = any(os.path.exists(os.path.join(d, "libopenblas.so"))
+                      for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib"))
+        return header and library
     if not present():
         apt_install("libopenblas-dev")
     if present():
