@@ -357,7 +357,9 @@ Range ComputeRange(const Value* value, const Facts& facts, int depth) {
 }  // namespace
 
 std::optional<bool> DecideCompare(const Op& compare, const IndexBounds& at) {
-  if (!HasFlag(compare.kind, kCompare) || !compare.results[0]->type.IsScalar())
+  if (!HasFlag(compare.kind, kCompare) ||
+      !compare.results[0]->type.IsScalar() ||
+      (at.index != nullptr && at.index->type.index_dim->sharded))
     return std::nullopt;
   steps_left = kStepBudget;
   live_dims.clear();

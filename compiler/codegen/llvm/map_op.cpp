@@ -166,7 +166,9 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
   std::optional<Peel> outer_peel = peel_;
   peel_.reset();
   for (size_t k = 0; k < op.dims.size() && !peel_; ++k)
-    if (!unrolled.Contains(op.dims[k]))
+    // A sharded dim's loop runs over this process's block, which its
+    // global size does not bound (docs/distributed.md).
+    if (!unrolled.Contains(op.dims[k]) && !op.dims[k]->sharded)
       if (auto points = PeelPoints(body, body.args[k]))
         peel_ = Peel{op.dims[k], body.args[k], points->first, points->second};
   Coords coords;
