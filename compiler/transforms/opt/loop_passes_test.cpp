@@ -1,5 +1,7 @@
 // Unit tests of gather-shifted-scatters and hoist-loop-invariants: which
 // scatters become gathers, and which ops leave a loop body.
+#include <functional>
+
 #include "compiler/transforms/opt/gather_shifted_scatters.h"
 #include "compiler/transforms/opt/hoist_loop_invariants.h"
 #include "compiler/transforms/testing.h"
@@ -19,6 +21,30 @@ Function* BuildScatter(Module& module, bool masked, int64_t other) {
   Value* x = AddParam(f, F64({d}), "x");
   Return(b, {ShiftedScatter(b, d, x, masked, other)});
   return f;
+}
+
+// f(x) = a loop of three trips whose state starts at x, over d of 4
+// elements; `fill` builds the body (the state is body->args[1]) and its
+// yield. Returns the loop.
+Op* BuildLoop(Module& module, Function*& f, Dim*& d,
+              const std::function<void(Builder&, Block*, Value* x)>& fill) {
+  d = module.AddDim("d", 4);
+  f = module.AddFunction("f");
+  f->is_export = true;
+  Builder b(f);
+  Value* x = AddParam(f, F64({d}), "x");
+  Op* loop =
+      b.Create(OpKind::Loop,
+               {b.IntConst(ElemKind::I64, 0), b.IntConst(ElemKind::I64, 3), x},
+               {F64({d})});
+  Block* body = b.AddRegion(loop, {I64(), F64({d})});
+  {
+    InsertionGuard guard(b);
+    b.SetInsertionBlock(body);
+    fill(b, body, x);
+  }
+  Return(b, {loop->result(0)});
+  return loop;
 }
 
 }  // namespace
@@ -42,19 +68,9 @@ TEST_CASE("an unmasked point that lands elsewhere keeps the scatter") {
 
 TEST_CASE("only the invariant ops of a loop body leave it") {
   Module module;
-  Dim* d = module.AddDim("d", 4);
-  Function* f = module.AddFunction("f");
-  f->is_export = true;
-  Builder b(f);
-  Value* x = AddParam(f, F64({d}), "x");
-  Op* loop =
-      b.Create(OpKind::Loop,
-               {b.IntConst(ElemKind::I64, 0), b.IntConst(ElemKind::I64, 3), x},
-               {F64({d})});
-  Block* body = b.AddRegion(loop, {I64(), F64({d})});
-  {
-    InsertionGuard guard(b);
-    b.SetInsertionBlock(body);
+  Function* f = nullptr;
+  Dim* d = nullptr;
+  Op* loop = BuildLoop(module, f, d, [&](Builder& b, Block* body, Value* x) {
     Value* invariant = b.Unary(OpKind::Exp, x);       // leaves
     Value* scaled = b.Binary(OpKind::Mul, invariant,  // leaves too
                              b.FloatConst(ElemKind::F64, 0.5));
@@ -62,8 +78,8 @@ TEST_CASE("only the invariant ops of a loop body leave it") {
     Value* varying = b.Binary(OpKind::Add, body->args[1], scaled);
     Value* read = b.Gather(varying, {checked});
     b.Yield({b.Binary(OpKind::Mul, varying, read)});
-  }
-  Return(b, {loop->result(0)});
+  });
+  Block* body = loop->region(0);
   CHECK(opt::HoistLoopInvariants(module));
   CheckValid(module);
   // exp, the mul and the constants are in front of the loop; the to_index
@@ -79,19 +95,9 @@ TEST_CASE("only the invariant ops of a loop body leave it") {
 
 TEST_CASE("index arithmetic stays in the loop that reads it") {
   Module module;
-  Dim* d = module.AddDim("d", 4);
-  Function* f = module.AddFunction("f");
-  f->is_export = true;
-  Builder b(f);
-  Value* x = AddParam(f, F64({d}), "x");
-  Op* loop =
-      b.Create(OpKind::Loop,
-               {b.IntConst(ElemKind::I64, 0), b.IntConst(ElemKind::I64, 3), x},
-               {F64({d})});
-  Block* body = b.AddRegion(loop, {I64(), F64({d})});
-  {
-    InsertionGuard guard(b);
-    b.SetInsertionBlock(body);
+  Function* f = nullptr;
+  Dim* d = nullptr;
+  Op* loop = BuildLoop(module, f, d, [&](Builder& b, Block* body, Value*) {
     // The position i - 1 of a shifted read, over d: invariant, but cheaper
     // to compute where it is read than to load (Note [Fusion cost]).
     Value* i = b.Convert(b.Iota(d), ElemKind::I64);
@@ -101,12 +107,11 @@ TEST_CASE("index arithmetic stays in the loop that reads it") {
                  b.IntConst(ElemKind::I64, 0));
     Value* shifted = b.Gather(body->args[1], {b.ToIndex(d, guarded)});
     b.Yield({b.Binary(OpKind::Add, body->args[1], shifted)});
-  }
-  Return(b, {loop->result(0)});
+  });
   opt::HoistLoopInvariants(module);
   CheckValid(module);
   size_t subs = 0;
-  for (const auto& op : body->ops) subs += op->kind == OpKind::Sub;
+  for (const auto& op : loop->region(0)->ops) subs += op->kind == OpKind::Sub;
   CHECK(subs == 1);
   for (const auto& op : f->body->ops) CHECK(op->kind != OpKind::Sub);
 }
