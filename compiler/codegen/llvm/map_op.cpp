@@ -1,6 +1,7 @@
 // Maps as loop nests: the body is emitted once per point of the map's dims,
 // inside loops over them (parallel when large), writing each result in
 // place; small one-hot dims are unrolled instead (Note [One-hot dims]).
+#include <algorithm>
 #include <utility>
 
 #include "compiler/codegen/llvm/emitter.h"
@@ -165,12 +166,16 @@ void FunctionEmitter::EmitMap(const ir::Op& op) {
   force_vectorize_ = !MayFailInside(body);
   std::optional<Peel> outer_peel = peel_;
   peel_.reset();
-  for (size_t k = 0; k < op.dims.size() && !peel_; ++k)
-    // A sharded dim's loop runs over this process's block, which its
-    // global size does not bound (docs/distributed.md).
-    if (!unrolled.Contains(op.dims[k]) && !op.dims[k]->sharded)
+  // The innermost loop first: its reads are the ones LLVM vectorizes. A
+  // sharded dim's loop runs over this process's block, which its global
+  // size does not bound (docs/distributed.md).
+  for (auto dim = loops.rbegin(); dim != loops.rend() && !peel_; ++dim) {
+    size_t k =
+        std::find(op.dims.begin(), op.dims.end(), *dim) - op.dims.begin();
+    if (!(*dim)->sharded)
       if (auto points = PeelPoints(body, body.args[k]))
-        peel_ = Peel{op.dims[k], body.args[k], points->first, points->second};
+        peel_ = Peel{*dim, body.args[k], points->first, points->second};
+  }
   Coords coords;
   EmitParallelNest(loops, coords, work, [&] {
     struct Store {
