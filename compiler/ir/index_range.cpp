@@ -299,11 +299,11 @@ thread_local std::map<std::pair<const Value*, uint64_t>, std::vector<Memo>>
 
 Range RangeOf(const Value* value, const Facts& facts, int depth) {
   if (auto it = facts.find(value); it != facts.end()) return it->second;
-  std::vector<Memo>& seen = memo[{value, Fingerprint(facts)}];
-  for (const Memo& entry : seen)
+  const std::pair<const Value*, uint64_t> key{value, Fingerprint(facts)};
+  for (const Memo& entry : memo[key])
     if (SameFacts(entry.facts, facts)) return entry.range;
   Range range = ComputeRange(value, facts, depth);
-  memo[{value, Fingerprint(facts)}].push_back({facts, range});
+  memo[key].push_back({facts, range});  // the recursion may have grown it
   return range;
 }
 

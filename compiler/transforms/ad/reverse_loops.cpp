@@ -193,9 +193,18 @@ bool IsCheapToRedo(const Op& op) {
   }
 }
 
-// The work per element of redoing `op` in the backward sweep, given that
-// of its operands that are redone too (`redo`), or nullopt when it is not
-// an op to redo.
+// The work per element of redoing the operands of `op` that are redone too
+// (`redo`).
+int64_t OperandsRedoCost(const Op& op,
+                         const llvm::DenseMap<const Value*, int64_t>& redo) {
+  int64_t cost = 0;
+  for (const Value* operand : op.operands)
+    if (auto it = redo.find(operand); it != redo.end()) cost += it->second;
+  return cost;
+}
+
+// The work per element of redoing `op` in the backward sweep, with its
+// redone operands, or nullopt when it is not an op to redo.
 std::optional<int64_t> RedoCost(
     const Op& op, const llvm::DenseMap<const Value*, int64_t>& redo) {
   bool arithmetic = ir::IsElementwiseUnary(op.kind) ||
@@ -205,10 +214,7 @@ std::optional<int64_t> RedoCost(
   if (!arithmetic || op.results.size() != 1 ||
       ir::HasFlag(op.kind, ir::kMathCall))
     return std::nullopt;
-  int64_t cost = opt::ElementCost(op);
-  for (const Value* operand : op.operands)
-    if (auto it = redo.find(operand); it != redo.end()) cost += it->second;
-  return cost;
+  return opt::ElementCost(op) + OperandsRedoCost(op, redo);
 }
 // The results of `body`'s top-level ops that do not depend on its
 // arguments (the iterator, the state) nor come from an op with an effect
@@ -289,9 +295,8 @@ llvm::Error ReverseBuilder::ForwardScanBody(const Block& body, Op* scan,
     if (inner->kind == OpKind::Yield) break;
     if (IsCheapToRedo(*inner) || inner->results.empty() ||
         invariant.contains(inner->results[0])) {
-      int64_t cost = 0;  // a read of a redone value redoes it
-      for (const Value* operand : inner->operands)
-        if (auto it = redo.find(operand); it != redo.end()) cost += it->second;
+      // A read of a redone value redoes it.
+      int64_t cost = OperandsRedoCost(*inner, redo);
       for (const Value* result : inner->results) redo[result] = cost;
       continue;
     }

@@ -44,7 +44,6 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallPtrSet.h>
 
-#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -247,7 +246,7 @@ class MapFuser {
     if (producer == nullptr || !llvm::is_contained(open, producer) ||
         producer->kind != OpKind::Map)
       return false;
-    size_t k = ResultIndex(*producer, member.operands[0]);
+    size_t k = member.operands[0]->index;
     return ir::IsIndexInRange(producer->region(0)->terminator()->operands[k],
                               member.dims[0]);
   }
@@ -332,7 +331,7 @@ class MapFuser {
         crossing.insert(inner->operands[0]);
     int64_t cost = 0;
     for (const Op* read : shifted)
-      cost += SliceCost(group, ResultIndex(group, read->operands[0]));
+      cost += SliceCost(group, read->operands[0]->index);
     // Merged, the loops no longer store and reload the values that cross
     // between them, nor load twice what both read: each is worth one store
     // and reload of work.
@@ -347,15 +346,9 @@ class MapFuser {
             for (size_t i = 0; i < array->type.dims.size(); ++i)
               if (array->type.dims[i] == dim)
                 at.push_back(read.operands[i + 1]);
-          return CopyResultAt(builder, group, ResultIndex(group, array), at);
+          return CopyResultAt(builder, group, array->index, at);
         });
     return true;
-  }
-
-  static size_t ResultIndex(const Op& op, const Value* result) {
-    for (size_t k = 0; k < op.results.size(); ++k)
-      if (op.results[k] == result) return k;
-    return op.results.size();
   }
 
   // The ops of `map`'s body that its `k`th yielded value depends on.
@@ -393,20 +386,10 @@ class MapFuser {
                              const std::vector<Value*>& at) {
     if (map.kind != OpKind::Map) {  // an elementwise op, at `at`
       std::vector<const ir::Dim*> dims = LoopDims(map);
-      std::vector<Value*> operands;
-      for (Value* operand : map.operands) {
-        std::vector<Value*> indices;
-        for (const ir::Dim* dim : operand->type.dims)
-          indices.push_back(
-              at[std::find(dims.begin(), dims.end(), dim) - dims.begin()]);
-        operands.push_back(operand->type.IsScalar()
-                               ? operand
-                               : builder.Gather(operand, indices));
-      }
-      Op* scalar = builder.Create(map.kind, std::move(operands),
-                                  {map.results[0]->type.WithDims({})});
-      scalar->loc = map.loc;
-      return scalar->results[0];
+      llvm::DenseMap<const ir::Dim*, Value*> index_of;
+      for (size_t d = 0; d < dims.size(); ++d) index_of[dims[d]] = at[d];
+      return EmitElementwiseAt(builder, map, index_of,
+                               llvm::DenseMap<Value*, Value*>());
     }
     const ir::Block& body = *map.region(0);
     llvm::SmallPtrSet<const Op*, 16> slice = Slice(map, k);
@@ -477,6 +460,34 @@ class MapFuser {
     transforms::EraseOp(member);
   }
 
+  // The scalar of the elementwise op (or to_index) `op` at one point
+  // (indices by dim): its array operands read there, or replaced by
+  // `scalars`.
+  static Value* EmitElementwiseAt(
+      ir::Builder& builder, const Op& op,
+      const llvm::DenseMap<const ir::Dim*, Value*>& index_of,
+      const llvm::DenseMap<Value*, Value*>& scalars) {
+    std::vector<Value*> operands;
+    for (Value* operand : op.operands) {
+      auto it = scalars.find(operand);
+      if (operand->type.IsScalar()) {
+        operands.push_back(operand);
+      } else if (it != scalars.end()) {
+        operands.push_back(it->second);
+      } else {
+        std::vector<Value*> at;
+        for (const ir::Dim* dim : operand->type.dims)
+          at.push_back(index_of.at(dim));
+        operands.push_back(builder.Gather(operand, at));
+      }
+    }
+    Op* scalar = builder.Create(op.kind, std::move(operands),
+                                {op.results[0]->type.WithDims({})});
+    scalar->dims = op.dims;  // to_index's dim
+    scalar->loc = op.loc;
+    return scalar->results[0];
+  }
+
   // Emits `member`'s body at one point of the merged map (indices by dim),
   // its reads of the group's results replaced by their scalars; appends
   // its yielded values to `yields`.
@@ -485,25 +496,7 @@ class MapFuser {
                   const llvm::DenseMap<Value*, Value*>& scalars,
                   std::vector<Value*>& yields) {
     if (member.kind != OpKind::Map) {
-      std::vector<Value*> operands;
-      for (Value* operand : member.operands) {
-        auto it = scalars.find(operand);
-        if (operand->type.IsScalar()) {
-          operands.push_back(operand);
-        } else if (it != scalars.end()) {
-          operands.push_back(it->second);
-        } else {
-          std::vector<Value*> at;
-          for (const ir::Dim* dim : operand->type.dims)
-            at.push_back(index_of.at(dim));
-          operands.push_back(builder_.Gather(operand, at));
-        }
-      }
-      Op* scalar = builder_.Create(member.kind, std::move(operands),
-                                   {member.results[0]->type.WithDims({})});
-      scalar->dims = member.dims;  // to_index's dim
-      scalar->loc = member.loc;
-      yields.push_back(scalar->results[0]);
+      yields.push_back(EmitElementwiseAt(builder_, member, index_of, scalars));
       return;
     }
     const ir::Block& body = *member.region(0);
