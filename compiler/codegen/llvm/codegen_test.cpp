@@ -14,6 +14,7 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/FileUtilities.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -470,6 +471,17 @@ TEST_CASE("gather, rename, cumsum, iota, broadcast, select, argmax") {
 namespace {
 
 // A function that uses an op of `kind` (the walk over ops.def below).
+// The file an npy example writes and reads: in the temp folder, so that a
+// test run leaves nothing in the working tree.
+std::string NpyExamplePath(OpKind kind) {
+  llvm::SmallString<128> path;
+  llvm::sys::path::system_temp_directory(true, path);
+  llvm::sys::path::append(path, "codegen_test_npy_" +
+                                    std::to_string(::getpid()) + "_" +
+                                    OpMnemonic(kind).str() + ".npy");
+  return path.str().str();
+}
+
 void BuildExample(Module& module, OpKind kind) {
   Dim* a = module.AddDim("a", 3);
   Dim* c = module.AddDim("c", 2);
@@ -627,8 +639,7 @@ void BuildExample(Module& module, OpKind kind) {
     case OpKind::ReadNpy:
     case OpKind::WriteNpy: {
       // A round trip through a file: x written with axes (c, a), read back.
-      std::string path = "codegen_test_npy_" + std::to_string(::getpid()) +
-                         "_" + std::string(OpMnemonic(kind)) + ".npy";
+      std::string path = NpyExamplePath(kind);
       Op* write = b.Create(OpKind::WriteNpy, {x}, {});
       write->dims = {c, a};
       write->print_items = {{false, path}};
@@ -693,6 +704,8 @@ TEST_CASE("every op of ops.def compiles and runs") {
     RunResult result = Jit(module);
     CHECK(result.err == "");
     CHECK(result.status == 0);
+    if (kind == OpKind::ReadNpy || kind == OpKind::WriteNpy)
+      llvm::sys::fs::remove(NpyExamplePath(kind));
   }
 }
 
