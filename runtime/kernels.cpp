@@ -90,11 +90,46 @@ void PackFourColumns(const float* in, int64_t b_n, int64_t kc, float* out,
     for (int t = 0; t < 4; ++t) out[q * nr + t] = in[t * b_n + q];
 }
 
+// Full panels [begin, end) of a strip of a B with contiguous rows (b_n
+// is 1), depth by depth: each depth's part of the strip is read in order,
+// one stream that the prefetcher follows. Panel by panel, each panel read
+// kNr elements from each of kc rows, rows a page apart for a 1024-wide
+// weight: every read missed, none was prefetched, and packing was 20% of
+// the Transformer's forward pass with AVX2 (Note [B packing order]).
+template <typename T, int kNr>
+void PackFullPanelsByDepth(const Strip<T>& s, int64_t begin, int64_t end) {
+  const Problem<T>& p = *s.problem;
+  for (int64_t q = 0; q < s.kc; ++q) {
+    const T* in = p.b + (s.depth + q) * p.b_k + s.col;
+    for (int64_t panel = begin; panel < end; ++panel)
+      std::memcpy(s.packed_b + (panel * s.kc + q) * kNr, in + panel * kNr,
+                  kNr * sizeof(T));
+  }
+}
+
 // Packs panels [begin, end) of a strip (zero-padded past its columns).
 template <typename T>
 void PackPanels(void* ctx, int64_t begin, int64_t end) {
   const Strip<T>& s = *static_cast<const Strip<T>*>(ctx);
   const Problem<T>& p = *s.problem;
+  int64_t full_end = std::min(end, s.cols / s.nr);
+  if (p.b_n == 1 && !s.in_place_b && begin < full_end) {
+    switch (s.nr) {
+      case 32:
+        PackFullPanelsByDepth<T, 32>(s, begin, full_end);
+        break;
+      case 16:
+        PackFullPanelsByDepth<T, 16>(s, begin, full_end);
+        break;
+      case 8:
+        PackFullPanelsByDepth<T, 8>(s, begin, full_end);
+        break;
+      default:
+        PackFullPanelsByDepth<T, 4>(s, begin, full_end);
+        break;
+    }
+    begin = full_end;
+  }
   for (int64_t panel = begin; panel < end; ++panel) {
     int64_t j0 = panel * s.nr;
     T* out = s.packed_b + j0 * s.kc;
@@ -125,13 +160,24 @@ void PackPanels(void* ctx, int64_t begin, int64_t end) {
     for (int64_t q = 0; q < s.kc; ++q) {
       const T* in = p.b + (s.depth + q) * p.b_k + (s.col + j0) * p.b_n;
       T* row = out + q * s.nr;
-      if (p.b_n == 1 && valid * sizeof(T) == 128) {
-        // A whole panel row (AVX-512's, f32 or f64): a copy of fixed size,
-        // two vector moves, where a call of memcpy per row took 8% of the
-        // Transformer's forward pass at s128.
-        std::memcpy(row, in, 128);
-      } else if (p.b_n == 1) {
-        std::memcpy(row, in, valid * sizeof(T));
+      if (p.b_n == 1) {
+        // A whole panel row (128 bytes with AVX-512, 64 with AVX2, 32 with
+        // SSE) is a copy of fixed size, a few vector moves: a call of
+        // memcpy per row took 8% of the Transformer's forward pass at s128
+        // with AVX-512, and 20% with AVX2.
+        switch (valid * sizeof(T)) {
+          case 128:
+            std::memcpy(row, in, 128);
+            break;
+          case 64:
+            std::memcpy(row, in, 64);
+            break;
+          case 32:
+            std::memcpy(row, in, 32);
+            break;
+          default:
+            std::memcpy(row, in, valid * sizeof(T));
+        }
       } else {
         for (int64_t j = 0; j < valid; ++j) row[j] = in[j * p.b_n];
       }
@@ -535,7 +581,8 @@ void Gemm(const Problem<T>& p, int32_t flags) {
   // few columns reads each panel once or twice (the Transformer's per-head
   // products, 128 x 64 x 128: 10.3 -> 8.7 us, 1 thread); wide products
   // do not change. A strided both ways (a slice of a batch) is packed.
-  bool in_place_a = p.a_k == 1 || p.a_m == 1;
+  bool in_place_a =
+      (p.a_k == 1 || p.a_m == 1) && (isa == Isa::Avx512 || p.n <= 2 * nr);
   int64_t max_cols = std::min(kBlockN, (p.n + nr - 1) / nr * nr);
   // Depth in equal panels of at most kBlockK: 784 as 4 x 196, not
   // 3 x 256 + 16 (a 16-deep pass loads and stores C for little work).
