@@ -13,6 +13,7 @@ import importlib.util
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -137,6 +138,9 @@ def main():
                         help="all, or the first size of each case: first")
     parser.add_argument("--impls", default=",".join(IMPLS))
     parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="runs of each implementation, interleaved; "
+                        "the table shows the median of their medians")
     parser.add_argument("--timeout", type=int, default=600,
                         help="seconds for one implementation at one size")
     args = parser.parse_args()
@@ -158,17 +162,24 @@ def main():
             for t in threads:
                 row = {"case": case.name, "size": label, "threads": t,
                        "dlc_s": compile_s}
-                for impl in impls:
-                    if impl == "torch.compile" and not case.compile_torch:
-                        continue
-                    log("%s %s: %s on %d thread(s)" % (case.name, label,
-                                                        impl, t))
-                    m = measure(args, python, impl, case, label, t, lib_dir,
-                                out_dir)
-                    if m is None:
-                        continue
-                    row[impl] = m["median_s"]
-                    row[impl + " first"] = m["first_call_s"]
+                # Rounds of every implementation in turn: a neighbour's
+                # burst on a shared machine then slows one round of each,
+                # not every run of one (Note [Rounds] in bench/README.md).
+                runs = {}
+                for round_index in range(args.rounds):
+                    for impl in impls:
+                        if impl == "torch.compile" and \
+                                not case.compile_torch:
+                            continue
+                        log("%s %s: %s on %d thread(s), round %d" % (
+                            case.name, label, impl, t, round_index + 1))
+                        m = measure(args, python, impl, case, label, t,
+                                    lib_dir, out_dir)
+                        if m is not None:
+                            runs.setdefault(impl, []).append(m)
+                for impl, ms in runs.items():
+                    row[impl] = statistics.median(m["median_s"] for m in ms)
+                    row[impl + " first"] = ms[0]["first_call_s"]
                     if impl != "delta" and "delta" in row:
                         error = disagreement(
                             out_dir, impl, case,
