@@ -60,6 +60,16 @@ struct Block {
   bool in_place_a;  // Note [A in place]
 };
 
+// Where packed panel `panel` of a strip starts: panels of kc x nr
+// elements, each followed by one cache line of padding (Note [Panel
+// padding]). Without it the panels are a multiple of 4 KiB apart (kc 256
+// x 16 floats), and packing depth by depth writes each depth's line of
+// every panel into the same L1 and L2 sets.
+template <typename T>
+constexpr int64_t PanelOffset(int64_t panel, int64_t kc, int64_t nr) {
+  return panel * (kc * nr + 64 / static_cast<int64_t>(sizeof(T)));
+}
+
 // B's columns [col, col + cols) at depths [depth, depth + kc), to be
 // packed into panels of nr columns.
 template <typename T>
@@ -102,8 +112,8 @@ void PackFullPanelsByDepth(const Strip<T>& s, int64_t begin, int64_t end) {
   for (int64_t q = 0; q < s.kc; ++q) {
     const T* in = p.b + (s.depth + q) * p.b_k + s.col;
     for (int64_t panel = begin; panel < end; ++panel)
-      std::memcpy(s.packed_b + (panel * s.kc + q) * kNr, in + panel * kNr,
-                  kNr * sizeof(T));
+      std::memcpy(s.packed_b + PanelOffset<T>(panel, s.kc, kNr) + q * kNr,
+                  in + panel * kNr, kNr * sizeof(T));
   }
 }
 
@@ -132,7 +142,7 @@ void PackPanels(void* ctx, int64_t begin, int64_t end) {
   }
   for (int64_t panel = begin; panel < end; ++panel) {
     int64_t j0 = panel * s.nr;
-    T* out = s.packed_b + j0 * s.kc;
+    T* out = s.packed_b + PanelOffset<T>(panel, s.kc, s.nr);
     // The columns past the strip's end are zeros; no test per element.
     int64_t valid = std::min(s.nr, s.cols - j0);
     if (s.in_place_b && valid == s.nr) continue;
@@ -369,8 +379,9 @@ template <typename T, int kW, int kMr, int kNv, bool kFma>
       int64_t cols = std::min<int64_t>(kNr, block.cols - j);
       // A full panel of B in place is read from B's rows (b_n is 1).
       bool in_place = block.in_place_b && cols == kNr;
-      const T* pb = in_place ? p.b + block.depth * p.b_k + block.col + j
-                             : block.packed_b + j * kc;
+      const T* pb = in_place
+                        ? p.b + block.depth * p.b_k + block.col + j
+                        : block.packed_b + PanelOffset<T>(j / kNr, kc, kNr);
       int64_t ldb = in_place ? p.b_k : kNr;
       for (int64_t i = 0; i < mc; i += kMr) {
         // Note [C prefetch]: the tile below this one, or the first of the
@@ -614,8 +625,8 @@ void Gemm(const Problem<T>& p, int32_t flags) {
   // Sized by the depth actually used, and from the runtime's allocator,
   // which keeps freed blocks: a batch of small products (one per batch
   // index) would otherwise map and fault in a fresh 2 MiB panel each.
-  T* pb = static_cast<T*>(
-      delta_alloc(static_cast<int64_t>(max_cols * block_k * sizeof(T))));
+  T* pb = static_cast<T*>(delta_alloc(static_cast<int64_t>(
+      PanelOffset<T>(max_cols / nr, block_k, nr) * sizeof(T))));
   for (int64_t col = 0; col < p.n; col += kBlockN) {
     int64_t cols = std::min(kBlockN, p.n - col);
     for (int64_t depth = 0; depth < p.k; depth += block_k) {
