@@ -333,10 +333,11 @@ void PackRows(const Problem<T>& p, int64_t row, int64_t mc, int64_t depth,
   }
 }
 
-// A packed panel of A times a panel of B. A short last panel (rows < kMr)
-// runs a kernel of 2 or 4 rows, reading the packed panel with its stride
-// kMr: a full tile's work for 2 rows was 11% of a 32-row product with
-// AVX2's 6-row tiles (the LSTM's per-step products), 3% of a 128-row one.
+// A packed panel of A times a panel of B. Note [Short panels]: a short
+// last panel (rows < kMr) runs a kernel of 2 or 4 rows, reading the packed
+// panel with its stride kMr: a full tile's work for 2 rows was 11% of a
+// 32-row product with AVX2's 6-row tiles (the LSTM's per-step products),
+// 3% of a 128-row one.
 template <typename T, int kW, int kMr, int kNv, bool kFma>
 [[gnu::always_inline]] inline void PanelKernel(const Problem<T>& p, int64_t kc,
                                                const T* pa, const T* pb,
@@ -508,6 +509,36 @@ Isa HostIsa() {
   return isa;
 }
 
+// Columns of the micro-kernel's tile for T with `isa`.
+template <typename T>
+int64_t TileColumns(Isa isa) {
+  int64_t bytes = isa == Isa::Avx512 ? 128 : isa == Isa::Avx2 ? 64 : 32;
+  return bytes / static_cast<int64_t>(sizeof(T));
+}
+
+// Note [B in place]: packing B pays off when each packed panel is read by
+// many row panels of A. With a few rows (GMM d10's products are 10 x 1000
+// x 10 per component) it costs as much as the multiply-adds, so whole
+// panels of a B with contiguous rows are read where they lie.
+template <typename T>
+bool InPlaceB(const Problem<T>& p) {
+  return p.b_n == 1 && p.m <= kInPlaceMaxRows;
+}
+
+// Note [A in place]: a packed panel of A saves nothing over A's own rows
+// (or columns) when one of its strides is 1: the micro-kernel reads kMr
+// streams of depth (or kMr adjacent elements per depth) from L2 either
+// way, and packing was a pass over A per column strip. A product with few
+// columns reads each panel once or twice (the Transformer's per-head
+// products, 128 x 64 x 128: 10.3 -> 8.7 us, 1 thread); with AVX-512 wide
+// products do not change, with AVX2 (6 rows read in place) they were 10%
+// slower than packed. A strided both ways (a slice of a batch) is packed.
+template <typename T>
+bool InPlaceA(const Problem<T>& p, Isa isa) {
+  return (p.a_k == 1 || p.a_m == 1) &&
+         (isa == Isa::Avx512 || p.n <= 2 * TileColumns<T>(isa));
+}
+
 template <typename T>
 void Gemm(const Problem<T>& p, int32_t flags);
 
@@ -557,24 +588,21 @@ void Gemm(const Problem<T>& p, int32_t flags) {
     return;
   }
   DeltaParallelBody body;
-  int64_t nr;
+  int64_t nr = TileColumns<T>(isa);
   int64_t mr = 6;
   bool f32 = sizeof(T) == 4;
   switch (isa) {
     case Isa::Avx512:
       body = f32 ? (p.fma ? F32Avx512Fma : F32Avx512)
                  : (p.fma ? F64Avx512Fma : F64Avx512);
-      nr = f32 ? 32 : 16;
       mr = f32 ? 8 : 6;
       break;
     case Isa::Avx2:
       body =
           f32 ? (p.fma ? F32Avx2Fma : F32Avx2) : (p.fma ? F64Avx2Fma : F64Avx2);
-      nr = f32 ? 16 : 8;
       break;
     default:
       body = f32 ? F32Sse : F64Sse;
-      nr = f32 ? 8 : 4;
       mr = 4;
       break;
   }
@@ -603,20 +631,8 @@ void Gemm(const Problem<T>& p, int32_t flags) {
     block_m = std::clamp<int64_t>((per_task + mr - 1) / mr * mr, mr, kBlockM);
   }
   int64_t tasks = (p.m + block_m - 1) / block_m;
-  // Note [B in place]: packing B pays off when each packed panel is read
-  // by many row panels of A. With a few rows (GMM d10's products are 10 x
-  // 1000 x 10 per component) it costs as much as the multiply-adds, so
-  // whole panels of a B with contiguous rows are read where they lie.
-  bool in_place_b = p.b_n == 1 && p.m <= kInPlaceMaxRows;
-  // Note [A in place]: a packed panel of A saves nothing over A's own rows
-  // (or columns) when one of its strides is 1: the micro-kernel reads kMr
-  // streams of depth (or kMr adjacent elements per depth) from L2 either
-  // way, and packing was a pass over A per column strip. A product with
-  // few columns reads each panel once or twice (the Transformer's per-head
-  // products, 128 x 64 x 128: 10.3 -> 8.7 us, 1 thread); wide products
-  // do not change. A strided both ways (a slice of a batch) is packed.
-  bool in_place_a =
-      (p.a_k == 1 || p.a_m == 1) && (isa == Isa::Avx512 || p.n <= 2 * nr);
+  bool in_place_b = InPlaceB(p);
+  bool in_place_a = InPlaceA(p, isa);
   int64_t max_cols = std::min(kBlockN, (p.n + nr - 1) / nr * nr);
   // Depth in equal panels of at most kBlockK: 784 as 4 x 196, not
   // 3 x 256 + 16 (a 16-deep pass loads and stores C for little work).

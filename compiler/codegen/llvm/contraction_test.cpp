@@ -22,10 +22,12 @@ using Gemm = void (*)(int64_t, int64_t, int64_t, const T*, int64_t, int64_t,
 // a is m x k (row-major, or column-major if `transposed`; with `spread`,
 // every spread-th element, so that neither stride is 1), b is k x n
 // (row-major, or column-major if `b_transposed`), c is written
-// column-major: every stride pattern the code generator passes.
+// column-major (row-major with `c_rows`): every stride pattern the code
+// generator passes.
 template <typename T>
 void Check(Gemm<T> gemm, int64_t m, int64_t n, int64_t k, bool transposed,
-           int32_t flags, bool b_transposed = false, int64_t spread = 1) {
+           int32_t flags, bool b_transposed = false, int64_t spread = 1,
+           bool c_rows = false) {
   CAPTURE(m);
   CAPTURE(n);
   CAPTURE(k);
@@ -39,6 +41,7 @@ void Check(Gemm<T> gemm, int64_t m, int64_t n, int64_t k, bool transposed,
   int64_t a_m = (transposed ? 1 : k) * spread;
   int64_t a_k = (transposed ? m : 1) * spread;
   int64_t b_k = b_transposed ? 1 : n, b_n = b_transposed ? k : 1;
+  int64_t c_m = c_rows ? n : 1, c_n = c_rows ? 1 : m;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       T sum = 0;
@@ -46,9 +49,10 @@ void Check(Gemm<T> gemm, int64_t m, int64_t n, int64_t k, bool transposed,
         T product = a[i * a_m + p * a_k] * b[p * b_k + j * b_n];
         sum = sum + product;
       }
-      want[j * m + i] = sum;
+      want[i * c_m + j * c_n] = sum;
     }
-  gemm(m, n, k, a.data(), a_m, a_k, b.data(), b_k, b_n, c.data(), 1, m, flags);
+  gemm(m, n, k, a.data(), a_m, a_k, b.data(), b_k, b_n, c.data(), c_m, c_n,
+       flags);
   if (flags & DELTA_GEMM_FMA) {
     for (int64_t e = 0; e < m * n; ++e)
       CHECK(c[e] == doctest::Approx(want[e]).epsilon(1e-4));
@@ -71,6 +75,21 @@ TEST_CASE("the gemm kernel equals the naive loop bit for bit") {
           // A strided both ways: packed (Note [A in place] reads the
           // others where they lie).
           Check<float>(delta_gemm_f32, m, n, k, m % 2 == 0, flags, false, 3);
+        }
+}
+
+// Few rows, many columns, C row-major (the LSTM's per-step products): B
+// packed depth by depth (Note [B packing order]), or read in place up to 24
+// rows, and short last panels of A (Note [Short panels]).
+TEST_CASE("products with few rows and C row-major, bit for bit") {
+  for (int32_t flags : {0, static_cast<int>(DELTA_GEMM_SERIAL)})
+    for (int64_t m : {2, 25, 32})
+      for (int64_t k : {7, 256, 600})
+        for (bool b_transposed : {false, true}) {
+          Check<float>(delta_gemm_f32, m, 1024, k, false, flags, b_transposed,
+                       1, true);
+          Check<double>(delta_gemm_f64, m, 300, k, true, flags, b_transposed, 1,
+                        true);
         }
 }
 
