@@ -624,11 +624,26 @@ void Gemm(const Problem<T>& p, int32_t flags) {
     // A multiple of the thread count of row blocks (at least two each, at
     // most kBlockM rows), so that the threads finish together: 1024 rows
     // in blocks of 96 were 11 tasks, 6 for one thread and 5 for the other.
+    // Blocks are whole panels of mr rows, so fewer rounds can balance
+    // better: 128 rows on 2 threads (22 panels of 6) in 4 blocks of 36 gave
+    // one thread 72 rows and the other 56; in 2 blocks of 66, 66 and 62.
+    // Of 1 to that many rounds, the one whose busiest thread has the fewest
+    // rows (on a tie, the most rounds).
     int64_t threads = delta_num_threads();
-    int64_t rounds = std::max<int64_t>(
+    int64_t most_rounds = std::max<int64_t>(
         2, (p.m + threads * kBlockM - 1) / (threads * kBlockM));
-    int64_t per_task = (p.m + threads * rounds - 1) / (threads * rounds);
-    block_m = std::clamp<int64_t>((per_task + mr - 1) / mr * mr, mr, kBlockM);
+    int64_t fewest_rows = p.m + 1;
+    for (int64_t rounds = 1; rounds <= most_rounds; ++rounds) {
+      int64_t per_task = (p.m + threads * rounds - 1) / (threads * rounds);
+      int64_t rows =
+          std::clamp<int64_t>((per_task + mr - 1) / mr * mr, mr, kBlockM);
+      int64_t tasks = (p.m + rows - 1) / rows;
+      int64_t busiest = std::min(p.m, (tasks + threads - 1) / threads * rows);
+      if (busiest <= fewest_rows) {
+        fewest_rows = busiest;
+        block_m = rows;
+      }
+    }
   }
   int64_t tasks = (p.m + block_m - 1) / block_m;
   bool in_place_b = InPlaceB(p);
