@@ -105,7 +105,9 @@ void PackFourColumns(const float* in, int64_t b_n, int64_t kc, float* out,
 // one stream that the prefetcher follows. Panel by panel, each panel read
 // kNr elements from each of kc rows, rows a page apart for a 1024-wide
 // weight: every read missed, none was prefetched, and packing was 20% of
-// the Transformer's forward pass with AVX2 (Note [B packing order]).
+// the Transformer's forward pass with AVX2 (Note [B packing order]). A
+// panel row is a copy of fixed size (kNr elements), a few vector moves; a
+// call of memcpy per row was 8% of that forward pass with AVX-512.
 template <typename T, int kNr>
 void PackFullPanelsByDepth(const Strip<T>& s, int64_t begin, int64_t end) {
   const Problem<T>& p = *s.problem;
@@ -171,23 +173,9 @@ void PackPanels(void* ctx, int64_t begin, int64_t end) {
       const T* in = p.b + (s.depth + q) * p.b_k + (s.col + j0) * p.b_n;
       T* row = out + q * s.nr;
       if (p.b_n == 1) {
-        // A whole panel row (128 bytes with AVX-512, 64 with AVX2, 32 with
-        // SSE) is a copy of fixed size, a few vector moves: a call of
-        // memcpy per row took 8% of the Transformer's forward pass at s128
-        // with AVX-512, and 20% with AVX2.
-        switch (valid * sizeof(T)) {
-          case 128:
-            std::memcpy(row, in, 128);
-            break;
-          case 64:
-            std::memcpy(row, in, 64);
-            break;
-          case 32:
-            std::memcpy(row, in, 32);
-            break;
-          default:
-            std::memcpy(row, in, valid * sizeof(T));
-        }
+        // Only a last, partial panel: full ones were packed depth by depth
+        // above, or are read in place.
+        std::memcpy(row, in, valid * sizeof(T));
       } else {
         for (int64_t j = 0; j < valid; ++j) row[j] = in[j * p.b_n];
       }
