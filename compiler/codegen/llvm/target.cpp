@@ -5,12 +5,14 @@
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/PassInstrumentation.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace delta::codegen {
 namespace {
@@ -86,7 +88,10 @@ class PassClock {
 // variants only. kExtraVariants adds the AVX-512 ('e') ones, which the
 // vectorizer picks on hosts whose tuning uses 512-bit vectors (znver4),
 // and tanh, erf, erfc, log1p, expm1 and atan2 (libmvec since glibc 2.35)
-// in every width. tan and those need
+// in every width. A variant is offered only where the CPU has its vectors:
+// on an AVX2 machine (Zen 3) the vectorizer chose _ZGVeN8v_exp for f64
+// loops, and its wrapper is an illegal instruction there
+// (lang-tests/run/vector_math_f*.dl stopped with SIGILL). tan and those need
 // glibc 2.35, so older ones get no vector math. Executables and libraries
 // get libmvec from `-lm` (glibc's libm.so links it as needed); the JIT
 // loads it (jit.cpp). Other -O levels keep scalar libm, bitwise equal to
@@ -132,6 +137,21 @@ const llvm::VecDesc kExtraVariants[] = {
 #undef DELTA_LIBMVEC_ALL_WIDTHS
 };
 #undef DELTA_VECTOR_VARIANT
+
+// kExtraVariants whose vectors `machine` has: 'e' needs AVX-512, 'd' AVX2
+// (Note [Vector math]).
+std::vector<llvm::VecDesc> HostVariants(const llvm::TargetMachine& machine) {
+  const llvm::MCSubtargetInfo& subtarget = *machine.getMCSubtargetInfo();
+  bool avx512 = subtarget.checkFeatures("+avx512f");
+  bool avx2 = subtarget.checkFeatures("+avx2");
+  std::vector<llvm::VecDesc> variants;
+  for (const llvm::VecDesc& variant : kExtraVariants) {
+    char isa = variant.getVectorFnName()[4];  // _ZGV<isa>N<lanes>...
+    if ((isa == 'e' && !avx512) || (isa == 'd' && !avx2)) continue;
+    variants.push_back(variant);
+  }
+  return variants;
+}
 
 bool HasLibmvec(const llvm::Triple& triple) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
@@ -192,7 +212,7 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
     llvm::TargetLibraryInfoImpl library_info(triple);
     library_info.addVectorizableFunctionsFromVecLib(
         llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
-    library_info.addVectorizableFunctions(kExtraVariants);
+    library_info.addVectorizableFunctions(HostVariants(machine));
     functions.registerPass(
         [library_info] { return llvm::TargetLibraryAnalysis(library_info); });
   }
