@@ -4,8 +4,10 @@
 #include "runtime/cuda.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdarg>
 #include <cstdio>
@@ -326,6 +328,32 @@ bool EnsureDevice(Error& error) {
   return current;
 }
 
+// DELTA_CUDA_TRACE=1: every allocation, copy, launch and free on stderr,
+// and where a library call starts, waits and ends, each line stamped with
+// the microseconds since the first (for debugging and timing the runtime on
+// a GPU).
+bool Tracing() {
+  static const bool tracing = [] {
+    const char* value = std::getenv("DELTA_CUDA_TRACE");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return tracing;
+}
+
+__attribute__((format(printf, 1, 2))) void Trace(const char* format, ...) {
+  if (!Tracing()) return;
+  using Clock = std::chrono::steady_clock;
+  static const Clock::time_point first = Clock::now();
+  double us =
+      std::chrono::duration<double, std::micro>(Clock::now() - first).count();
+  char line[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  std::fprintf(stderr, "cuda: %12.1f us  %s\n", us, line);
+}
+
 // cuBLAS from DELTA_CUBLAS (a path, or "none") or else the toolkit's
 // libcublas.so.13, .12 or .11; false when none loads (contractions then use
 // the tiled kernel).
@@ -345,6 +373,11 @@ bool LoadBlas(Device& device) {
       if (library == nullptr) library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   }
   if (library == nullptr) return false;
+  if (Tracing()) {
+    link_map* map = nullptr;
+    dlinfo(library, RTLD_DI_LINKMAP, &map);
+    Trace("cuBLAS from %s", map != nullptr ? map->l_name : "?");
+  }
   Blas& blas = device.blas;
   auto load = [&](const char* name, auto& function) {
     function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
@@ -363,16 +396,6 @@ bool LoadBlas(Device& device) {
                       load("cublasDgeam", blas.dgeam);
   load("cublasSetWorkspace_v2", blas.set_workspace);
   return device.blas_ready;
-}
-
-// DELTA_CUDA_TRACE=1: every allocation, copy, launch and free on stderr
-// (for debugging the runtime on a GPU).
-bool Tracing() {
-  static const bool tracing = [] {
-    const char* value = std::getenv("DELTA_CUDA_TRACE");
-    return value != nullptr && std::strcmp(value, "1") == 0;
-  }();
-  return tracing;
 }
 
 // DELTA_CUDA_PROFILE=1 (Note [Profiling kernels] in docs/gpu.md): each
@@ -701,7 +724,9 @@ void Synchronize(Session& session, Error& error, void* host = nullptr,
                                  session.stream),
              "cuMemcpyDtoHAsync", error))
     return;
+  Trace("synchronize (%lld bytes back)", static_cast<long long>(bytes));
   if (!Check(d.cuStreamSynchronize(session.stream), "a kernel", error)) return;
+  Trace("synchronized");
   session.unchecked = false;
   if (host != nullptr && bytes > 0 && staged)
     std::memcpy(host, target, static_cast<size_t>(bytes));
@@ -736,9 +761,8 @@ CUdeviceptr DeviceOf(Session& session, void* host, int64_t bytes,
   copy.device = AllocateDevice(session, bytes, error);
   copy.bytes = bytes;
   copy.borrowed = false;
-  if (Tracing())
-    std::fprintf(stderr, "cuda: to device %p -> %llx (%lld bytes)\n", host,
-                 copy.device, static_cast<long long>(bytes));
+  Trace("to device %p -> %llx (%lld bytes)", host, copy.device,
+        static_cast<long long>(bytes));
   if (copy.device != 0 && bytes > 0)
     Check(GetDevice().driver.cuMemcpyHtoDAsync(
               copy.device, host, static_cast<size_t>(bytes), session.stream),
@@ -750,9 +774,8 @@ CUdeviceptr DeviceOf(Session& session, void* host, int64_t bytes,
 void ToHost(Session& session, void* host, int64_t bytes, Error& error) {
   auto it = session.arrays.find(host);
   if (it == session.arrays.end() || it->second.host_current) return;
-  if (Tracing())
-    std::fprintf(stderr, "cuda: to host %llx -> %p (%lld bytes)\n",
-                 it->second.device, host, static_cast<long long>(bytes));
+  Trace("to host %llx -> %p (%lld bytes)", it->second.device, host,
+        static_cast<long long>(bytes));
   // One round trip: the copy and the error slot. A failed kernel check is
   // reported instead of the (then meaningless) result.
   Synchronize(session, error, host, it->second.device, bytes);
@@ -822,10 +845,8 @@ void delta_cuda_launch(void* function, int64_t grid_x, int64_t grid_y,
       std::lock_guard<std::mutex> lock(profile.mutex);
       name = profile.names[function];
     }
-    if (Tracing())
-      std::fprintf(stderr, "cuda: launch %s grid %lld x %lld\n", name.c_str(),
-                   static_cast<long long>(grid_x),
-                   static_cast<long long>(grid_y));
+    Trace("launch %s grid %lld x %lld", name.c_str(),
+          static_cast<long long>(grid_x), static_cast<long long>(grid_y));
     ProfileSpan(std::move(name), start, stream);
   }
   Raise(error);
@@ -864,9 +885,8 @@ void* delta_cuda_alloc(int64_t bytes) {
       copy.bytes = bytes;
       copy.host_current = false;
       copy.borrowed = false;
-      if (Tracing())
-        std::fprintf(stderr, "cuda: alloc %p on device %llx (%lld bytes)\n",
-                     host, copy.device, static_cast<long long>(bytes));
+      Trace("alloc %p on device %llx (%lld bytes)", host, copy.device,
+            static_cast<long long>(bytes));
     }
   }
   // A library's tracked buffer is freed by its entry after an error.
@@ -886,9 +906,8 @@ void* delta_cuda_alloc_result(int64_t index, int64_t bytes) {
     }
   }
   if (buffer == 0) return delta_cuda_alloc(bytes);
-  if (Tracing())
-    std::fprintf(stderr, "cuda: result %lld in the caller's %llx\n",
-                 static_cast<long long>(index), buffer);
+  Trace("result %lld in the caller's %llx", static_cast<long long>(index),
+        buffer);
   return delta_cuda_adopt(reinterpret_cast<void*>(buffer), bytes);
 }
 
@@ -958,9 +977,7 @@ void delta_cuda_free(void* host) {
     std::lock_guard<std::mutex> lock(session.mutex);
     auto it = session.arrays.find(host);
     if (it != session.arrays.end()) {
-      if (Tracing())
-        std::fprintf(stderr, "cuda: free %p on device %llx\n", host,
-                     it->second.device);
+      Trace("free %p on device %llx", host, it->second.device);
       FreeDevice(session, it->second);
       session.arrays.erase(it);
     }
@@ -1030,7 +1047,7 @@ int32_t delta_cuda_gemm(int32_t elem_bytes, int64_t p, int64_t q, int64_t k,
                   elem_bytes == 4 ? "sgemm" : "dgemm",
                   static_cast<long long>(p), static_cast<long long>(q),
                   static_cast<long long>(k), static_cast<long long>(batch));
-    if (Tracing()) std::fprintf(stderr, "cuda: %s\n", name);
+    Trace("%s", name);
     ProfileSpan(name, start, session.stream);
   }
   Raise(error);
@@ -1159,6 +1176,7 @@ void delta_cuda_session_destroy(void* opaque) {
 }
 
 void delta_cuda_session_enter(void* opaque) {
+  Trace("call starts");
   current_session = static_cast<Session*>(opaque);
   delta_cuda_init();
 }
@@ -1174,7 +1192,9 @@ void delta_cuda_session_leave(void* opaque, int32_t failed) {
   }
   const Driver& d = GetDevice().driver;
   // Kernels of a failed call may still run: wait before freeing.
+  Trace("call ends: synchronize");
   d.cuStreamSynchronize(session->stream);
+  Trace("synchronized");
   FreeArrays(*session);
   // The next call starts with a clear error slot.
   if (failed != 0 && session->error_slot != 0)

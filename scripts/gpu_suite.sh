@@ -62,7 +62,9 @@ done
 [ -n "${GPU_SUITE_QUICK:-}" ] || step "whole lit suite" lit -s -j "$jobs" "$delta/build/lang-tests"
 grep -E "^(  Failed|  Unsupported|  Passed)|^Failed Tests|^  Delta ::" "$log" \
   | tail -n 40 >>"$summary"
-step "bench/cuda" python3 bench/cuda/run.py --dlc "$dlc" --json "$out/bench_cuda.json"
+# The built benchmarks stay in $delta/bench-cuda for scripts/gpu_diagnose.sh.
+step "bench/cuda" python3 bench/cuda/run.py --dlc "$dlc" --json "$out/bench_cuda.json" \
+  --keep "$delta/bench-cuda"
 sed -n '/==> \[bench\/cuda\]/,$p' "$log" | tail -n 20 >>"$summary"
 
 echo "failed: ${failed[*]:-none}" | tee -a "$summary"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# After scripts/gpu_suite.sh, on the same GPU machine: the runtime's view of
+# the benchmarks that miss their targets (docs/gpu.md, "Benchmarks"): which
+# cuBLAS it loads, the kernel profile of the large MLP step with that cuBLAS
+# and with the toolkit's, and a timed trace of library calls of the chain
+# and its sum. Writes diagnose.txt into $OUT (or ./gpu-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-out}
+delta=/tmp/delta
+work=$delta/bench-cuda
+export LD_LIBRARY_PATH=$delta/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+toolkit=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
+export BENCH_MIN_TIME=0 BENCH_MAX_TIME=0 BENCH_MIN_REPS=3
+section() { echo; echo "== $*"; }
+{
+  section "cuBLAS and driver libraries the loader knows"
+  ldconfig -p | grep -E "libcublas|libcuda\.so"
+  find / -xdev -name "libcublas.so*" 2>/dev/null | head -n 20
+  section "toolkit: $toolkit"
+  "$toolkit/bin/nvcc" --version | tail -n 2
+
+  mlp=$work/mlp_1024_4096_1000_1024
+  if [ -x "$mlp/mlp_bench" ]; then
+    section "large MLP: the cuBLAS the runtime loads"
+    DELTA_CUDA_TRACE=1 timeout 120 "$mlp/mlp_bench" 2>&1 |
+      grep -E "cuBLAS from|error" | sort | uniq -c | head
+    section "large MLP: profile"
+    DELTA_CUDA_PROFILE=1 timeout 120 "$mlp/mlp_bench" 2>&1 | tail -n 16
+    for library in "$toolkit"/lib64/libcublas.so.*[0-9]; do
+      section "large MLP: profile with DELTA_CUBLAS=$library"
+      DELTA_CUBLAS=$library DELTA_CUDA_PROFILE=1 timeout 120 "$mlp/mlp_bench" 2>&1 |
+        tail -n 16
+      break
+    done
+  fi
+  chain=$work/chain/chain_bench
+  if [ -x "$chain" ]; then
+    for n in 16777216 67108864; do
+      section "chain n=$n: profile"
+      DELTA_CUDA_PROFILE=1 timeout 60 "$chain" $n 2>&1 | tail -n 12
+      section "chain n=$n: trace of the last calls"
+      DELTA_CUDA_TRACE=1 timeout 60 "$chain" $n 2>&1 | grep "^cuda:" | tail -n 40
+    done
+  fi
+  section "nvidia-smi"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
+} >"$out/diagnose.txt" 2>&1
+echo "wrote $out/diagnose.txt"
