@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # After scripts/gpu_suite.sh, on the same GPU machine: the runtime's view of
 # the benchmarks that miss their targets (docs/gpu.md, "Benchmarks"): which
-# cuBLAS it loads, the kernel profile of the large MLP step with that cuBLAS
-# and with the toolkit's, and a timed trace of library calls of the chain
-# and its sum. Writes diagnose.txt into $OUT (or ./gpu-out).
+# cuBLAS it loads, the kernel profile of the large MLP step and cuBLAS's
+# log of its calls there and in bench/cuda/cublas_shapes.cu (the same
+# shapes alone), and a timed trace of library calls of the chain and its
+# sum. Writes diagnose.txt and the cuBLAS logs into $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}
@@ -26,13 +27,26 @@ section() { echo; echo "== $*"; }
     DELTA_CUDA_TRACE=1 timeout 120 "$mlp/mlp_bench" 2>&1 |
       grep -E "cuBLAS from|error" | sort | uniq -c | head
     section "large MLP: profile"
-    DELTA_CUDA_PROFILE=1 timeout 120 "$mlp/mlp_bench" 2>&1 | tail -n 16
-    for library in "$toolkit"/lib64/libcublas.so.*[0-9]; do
-      section "large MLP: profile with DELTA_CUBLAS=$library"
-      DELTA_CUBLAS=$library DELTA_CUDA_PROFILE=1 timeout 120 "$mlp/mlp_bench" 2>&1 |
-        tail -n 16
-      break
-    done
+    DELTA_CUDA_PROFILE=1 timeout 120 "$mlp/mlp_bench" 2>&1 |
+      sed -n '/^cuda profile/,+12p'
+    section "large MLP: cuBLAS's own log of its calls (cublas_delta.log)"
+    CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG=stdout CUBLASLT_LOG_LEVEL=5 \
+      timeout 120 "$mlp/mlp_bench" 2>&1 | head -c 4000000 >"$out/cublas_delta.log"
+    wc -l "$out/cublas_delta.log"
+  fi
+  shapes=$delta/cublas_shapes
+  if "$toolkit/bin/nvcc" -O2 -arch=sm_90 bench/cuda/cublas_shapes.cu -lcublas \
+    -o "$shapes"; then
+    section "cublas_shapes, zeros"
+    timeout 60 "$shapes"
+    section "cublas_shapes, random values"
+    timeout 60 "$shapes" random
+    section "cublas_shapes, random values, NVIDIA_TF32_OVERRIDE=0"
+    NVIDIA_TF32_OVERRIDE=0 timeout 60 "$shapes" random
+    section "cublas_shapes: cuBLAS's own log (cublas_shapes.log)"
+    CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG=stdout CUBLASLT_LOG_LEVEL=5 \
+      timeout 60 "$shapes" random 2>&1 | head -c 4000000 >"$out/cublas_shapes.log"
+    wc -l "$out/cublas_shapes.log"
   fi
   chain=$work/chain/chain_bench
   if [ -x "$chain" ]; then

@@ -43,13 +43,16 @@ dlc=$delta/bin/dlc
 jobs=$(nproc)
 
 # lit over the build folder it expects: a site config naming the unpacked
-# tools and this tree.
+# tools and this tree. No MPI there: the distributed tests (CPU programs,
+# docs/distributed.md) say UNSUPPORTED and run in the CPU suite.
 mkdir -p "$delta/build/lang-tests"
 sed -e "s|@CMAKE_BINARY_DIR@/bin/dlc|$dlc|" \
     -e "s|@DELTA_LLVM_TOOLS_DIR@|$delta/llvm-tools|" \
     -e "s|@CMAKE_BINARY_DIR@|$delta/build|" \
     -e "s|@PROJECT_SOURCE_DIR@|$source|" \
     -e "s|@DELTA_SANITIZE@|OFF|" \
+    -e "s|@DELTA_MPIRUN@|DELTA_MPIRUN-NOTFOUND|" \
+    -e "s|@MPI_C_INCLUDE_DIRS@||" -e "s|@MPI_C_LIBRARIES@||" \
     lang-tests/lit.site.cfg.py.in >"$delta/build/lang-tests/lit.site.cfg.py"
 lit() { python3 "$delta/lit/lit.py" "$@"; }
 

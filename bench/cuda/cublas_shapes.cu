@@ -4,10 +4,16 @@
 // H200 (about 0.17 ms each, 48-51 TFLOP/s) to compare with the same calls
 // inside Delta (docs/gpu.md, "Benchmarks"). Not part of run.py:
 //   nvcc -O2 bench/cuda/cublas_shapes.cu -lcublas -o cublas_shapes &&
-//   ./cublas_shapes
+//   ./cublas_shapes [random]
+// With `random` the operands hold values in [-1, 1) instead of zeros.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
+__global__ void Fill(float* x, long n) {
+  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n;
+       i += (long)gridDim.x * blockDim.x)
+    x[i] = -1.0f + 2.0f * ((unsigned)(i * 2654435761u) >> 8) / 16777216.0f;
+}
 struct Case {
   int p, q, k, xin, yout;
 };
@@ -38,7 +44,7 @@ static float Time(cublasHandle_t h, const Case& c, float* x, float* y, float* o,
   cudaEventElapsedTime(&ms, a, b);
   return ms * 100;  // us per call
 }
-int main() {
+int main(int argc, char** argv) {
   Case cases[] = {{4096, 1024, 1024, 0, 1}, {1000, 1024, 4096, 0, 1},
                   {4096, 1000, 1024, 1, 0}, {4096, 1024, 1000, 1, 1},
                   {1024, 4096, 1024, 1, 0}, {4096, 4096, 4096, 1, 1},
@@ -50,6 +56,10 @@ int main() {
   cudaMalloc(&o, 1 << 28);
   cudaMemset(x, 0, 1 << 28);
   cudaMemset(y, 0, 1 << 28);
+  if (argc > 1 && argv[1][0] == 'r') {
+    Fill<<<1024, 256>>>(x, (1 << 28) / 4);
+    Fill<<<1024, 256>>>(y, (1 << 28) / 4);
+  }
   cublasHandle_t h;
   cublasCreate(&h);
   cublasHandle_t hw;
