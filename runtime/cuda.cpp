@@ -37,6 +37,7 @@ using CUdeviceptr = unsigned long long;
 constexpr CUresult kCudaSuccess = 0;
 constexpr int kAttributeMaxThreadsPerBlock = 1;
 constexpr int kAttributeMultiprocessorCount = 16;
+constexpr int kAttributeMaxThreadsPerMultiprocessor = 39;
 constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSize = 6;
 constexpr unsigned kStreamNonBlocking = 1;
@@ -173,6 +174,7 @@ struct Device {
   CUcontext context = nullptr;
   int64_t multiprocessors = 1;
   int64_t max_threads_per_block = 1024;
+  int64_t threads_per_multiprocessor = 2048;
   // cuBLAS: tried once; `blas_ready` when every entry point was found.
   bool blas_tried = false;
   bool blas_ready = false;
@@ -282,6 +284,7 @@ bool LoadDriver(Device& device) {
   CUdevice handle = 0;
   int multiprocessors = 1;
   int max_threads = 1024;
+  int threads_per_multiprocessor = 2048;
   if (!Check(d.cuDeviceGet(&handle, 0), "cuDeviceGet", error) ||
       !Check(d.cuDevicePrimaryCtxRetain(&device.context, handle),
              "cuDevicePrimaryCtxRetain", error) ||
@@ -290,12 +293,17 @@ bool LoadDriver(Device& device) {
              "cuDeviceGetAttribute", error) ||
       !Check(d.cuDeviceGetAttribute(&max_threads, kAttributeMaxThreadsPerBlock,
                                     handle),
-             "cuDeviceGetAttribute", error)) {
+             "cuDeviceGetAttribute", error) ||
+      !Check(
+          d.cuDeviceGetAttribute(&threads_per_multiprocessor,
+                                 kAttributeMaxThreadsPerMultiprocessor, handle),
+          "cuDeviceGetAttribute", error)) {
     std::snprintf(device.failure, sizeof device.failure, "%s", error.message);
     return false;
   }
   device.multiprocessors = multiprocessors;
   device.max_threads_per_block = max_threads;
+  device.threads_per_multiprocessor = threads_per_multiprocessor;
   return true;
 }
 
@@ -421,35 +429,42 @@ void PrintProfile() {
   Profile& profile = GetProfile();
   const Driver& d = GetDevice().driver;
   std::lock_guard<std::mutex> lock(profile.mutex);
-  struct Total {
-    int64_t calls = 0;
-    double ms = 0;
-  };
-  std::unordered_map<std::string, Total> totals;
+  std::unordered_map<std::string, std::vector<float>> times;
   double all = 0;
   for (const Profile::Span& span : profile.spans) {
     float ms = 0;
     if (d.cuEventSynchronize(span.end) != kCudaSuccess ||
         d.cuEventElapsedTime(&ms, span.start, span.end) != kCudaSuccess)
       continue;
-    Total& total = totals[span.name];
-    ++total.calls;
-    total.ms += ms;
+    times[span.name].push_back(ms);
     all += ms;
   }
-  std::vector<std::pair<std::string, Total>> sorted(totals.begin(),
-                                                    totals.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a.second.ms > b.second.ms;
-  });
-  std::fprintf(stderr, "cuda profile: %.3f ms in %zu launches\n", all,
-               profile.spans.size());
-  for (const auto& [name, total] : sorted)
-    std::fprintf(stderr, "  %9.3f ms %5.1f%% %7lld x %9.2f us  %s\n", total.ms,
-                 all > 0 ? 100 * total.ms / all : 0.0,
-                 static_cast<long long>(total.calls),
-                 1000 * total.ms / static_cast<double>(total.calls),
-                 name.c_str());
+  struct Row {
+    std::string name;
+    double ms = 0;
+    size_t calls = 0;
+    float median = 0;
+  };
+  std::vector<Row> rows;
+  for (auto& [name, ms] : times) {
+    Row row{name, 0, ms.size(), 0};
+    for (float t : ms) row.ms += t;
+    // The median, not the mean, says what a call costs: a kernel's first
+    // launch loads its module (cuBLAS's, lazily) and can take milliseconds.
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    row.median = ms[ms.size() / 2];
+    rows.push_back(row);
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const Row& a, const Row& b) { return a.ms > b.ms; });
+  std::fprintf(stderr,
+               "cuda profile: %.3f ms in %zu launches (total, share, calls, "
+               "median per call)\n",
+               all, profile.spans.size());
+  for (const Row& row : rows)
+    std::fprintf(stderr, "  %9.3f ms %5.1f%% %7zu x %9.2f us  %s\n", row.ms,
+                 all > 0 ? 100 * row.ms / all : 0.0, row.calls,
+                 1000 * row.median, row.name.c_str());
 }
 
 bool Profiling() {
@@ -852,9 +867,11 @@ void delta_cuda_launch(void* function, int64_t grid_x, int64_t grid_y,
   Raise(error);
 }
 
-int64_t delta_cuda_multiprocessors(void) {
+int64_t delta_cuda_resident_blocks(void) {
   delta_cuda_init();
-  return GetDevice().multiprocessors;
+  const Device& device = GetDevice();
+  return device.multiprocessors *
+         std::max<int64_t>(1, device.threads_per_multiprocessor / 256);
 }
 
 void* delta_cuda_error_slot(void) {

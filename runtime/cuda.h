@@ -41,8 +41,10 @@ void delta_cuda_launch(void* function, int64_t grid_x, int64_t grid_y,
                        int64_t block_x, int64_t block_y, int64_t shared_bytes,
                        void** args);
 
-/* The number of multiprocessors of the device, for launch geometry. */
-int64_t delta_cuda_multiprocessors(void);
+/* How many blocks of 256 threads the device runs at once (multiprocessors
+   times the threads a multiprocessor holds, over 256): the grid of a
+   grid-stride kernel (Note [Launch geometry] in docs/gpu.md). */
+int64_t delta_cuda_resident_blocks(void);
 
 /* The device's error slot (four i64: code, first, second, unused) that
    kernels write when a check fails; zero while all is well. */

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # After scripts/gpu_suite.sh, on the same GPU machine: the runtime's view of
 # the benchmarks that miss their targets (docs/gpu.md, "Benchmarks"): which
-# cuBLAS it loads, the kernel profile of the large MLP step and cuBLAS's
-# log of its calls there and in bench/cuda/cublas_shapes.cu (the same
-# shapes alone), and a timed trace of library calls of the chain and its
-# sum. Writes diagnose.txt and the cuBLAS logs into $OUT (or ./gpu-out).
+# cuBLAS libraries there, the kernel profile of the large MLP step and what its
+# last call copies between host and device, and the profile and a timed
+# trace of library calls of the chain and its sum. Writes diagnose.txt into
+# $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}
@@ -23,34 +23,17 @@ section() { echo; echo "== $*"; }
 
   mlp=$work/mlp_1024_4096_1000_1024
   if [ -x "$mlp/mlp_bench" ]; then
-    section "large MLP: the cuBLAS the runtime loads"
-    DELTA_CUDA_TRACE=1 timeout 120 "$mlp/mlp_bench" 2>&1 |
-      grep -E "cuBLAS from|error" | sort | uniq -c | head
     section "large MLP: profile"
     DELTA_CUDA_PROFILE=1 timeout 120 "$mlp/mlp_bench" 2>&1 |
       sed -n '/^cuda profile/,+12p'
-    section "large MLP: cuBLAS's own log of its calls (cublas_delta.log)"
-    CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG=stdout CUBLASLT_LOG_LEVEL=5 \
-      timeout 120 "$mlp/mlp_bench" 2>&1 | head -c 4000000 >"$out/cublas_delta.log"
-    wc -l "$out/cublas_delta.log"
-  fi
-  shapes=$delta/cublas_shapes
-  if "$toolkit/bin/nvcc" -O2 -arch=sm_90 bench/cuda/cublas_shapes.cu -lcublas \
-    -o "$shapes"; then
-    section "cublas_shapes, zeros"
-    timeout 60 "$shapes"
-    section "cublas_shapes, random values"
-    timeout 60 "$shapes" random
-    section "cublas_shapes, random values, NVIDIA_TF32_OVERRIDE=0"
-    NVIDIA_TF32_OVERRIDE=0 timeout 60 "$shapes" random
-    section "cublas_shapes: cuBLAS's own log (cublas_shapes.log)"
-    CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG=stdout CUBLASLT_LOG_LEVEL=5 \
-      timeout 60 "$shapes" random 2>&1 | head -c 4000000 >"$out/cublas_shapes.log"
-    wc -l "$out/cublas_shapes.log"
+    section "large MLP: what its last call copies, and its cuBLAS calls"
+    DELTA_CUDA_TRACE=1 timeout 120 "$mlp/mlp_bench" 2>&1 |
+      awk '/call starts/ {n = NR; delete lines} {lines[NR] = $0}
+           END {for (i = n; i <= NR; i++) if (lines[i] ~ /to host|to device|cuBLAS/) print lines[i]}'
   fi
   chain=$work/chain/chain_bench
   if [ -x "$chain" ]; then
-    for n in 16777216 67108864; do
+    for n in 16777216; do
       section "chain n=$n: profile"
       DELTA_CUDA_PROFILE=1 timeout 60 "$chain" $n 2>&1 | tail -n 12
       section "chain n=$n: trace of the last calls"

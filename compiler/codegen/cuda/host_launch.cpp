@@ -61,7 +61,7 @@ class CudaHost final : public CudaCompilation {
   llvm::Constant* ptx_global_ = nullptr;
   llvm::Constant* checks_global_ = nullptr;
   llvm::StringMap<llvm::GlobalVariable*> function_slots_;
-  llvm::FunctionCallee init_, function_, launch_, multiprocessors_, error_slot_,
+  llvm::FunctionCallee init_, function_, launch_, resident_blocks_, error_slot_,
       check_, alloc_, alloc_result_, device_, host_, free_, gemm_;
   const ir::Function* current_function_ = nullptr;
   codegen::ModuleContext* context_ = nullptr;
@@ -100,7 +100,7 @@ void CudaHost::BeginModule(codegen::ModuleContext& module) {
   function_ = declare("delta_cuda_function", ptr, {ptr, ptr, ptr, ptr, i64});
   launch_ = declare("delta_cuda_launch", void_type,
                     {ptr, i64, i64, i64, i64, i64, ptr});
-  multiprocessors_ = declare("delta_cuda_multiprocessors", i64, {});
+  resident_blocks_ = declare("delta_cuda_resident_blocks", i64, {});
   error_slot_ = declare("delta_cuda_error_slot", ptr, {});
   check_ = declare("delta_cuda_check", void_type, {});
   alloc_ = declare("delta_cuda_alloc", ptr, {i64});
@@ -244,10 +244,10 @@ void CudaHost::EmitTabulate(codegen::FunctionEmitter& emitter,
   }
   AddCaptured(emitter, kernel, args);
   llvm::Value* total = emitter.ElementCount(op.results[0]->type.dims);
-  llvm::Value* blocks =
-      Min(builder, CeilDiv(builder, total, kBlockSize),
-          builder.CreateMul(builder.CreateCall(multiprocessors_),
-                            builder.getInt64(32)));
+  // One wave: every thread of the device loops over its share (Note
+  // [Launch geometry]).
+  llvm::Value* blocks = Min(builder, CeilDiv(builder, total, kBlockSize),
+                            builder.CreateCall(resident_blocks_));
   Launch(emitter, function, blocks, builder.getInt64(1), kBlockSize, 1, args);
   for (size_t i = 0; i < hosts.size(); ++i)
     emitter.Set(op.results[i], hosts[i]);
@@ -262,10 +262,9 @@ void CudaHost::EmitReduce(codegen::FunctionEmitter& emitter,
   llvm::Value* result_count = emitter.ElementCount(type.dims);
   llvm::Value* reduced_count = emitter.ElementCount(ir::DimList(op.dims));
   llvm::Value* elem_bytes = builder.getInt64(emitter.ElemBytes(type.elem));
-  // Enough blocks to fill the GPU (8 per multiprocessor), each with at
-  // least 8 elements per thread, at most 1024 parts per result.
-  llvm::Value* wanted = builder.CreateMul(builder.CreateCall(multiprocessors_),
-                                          builder.getInt64(8));
+  // Enough blocks to fill the GPU, each with at least 8 elements per
+  // thread, at most 1024 parts per result.
+  llvm::Value* wanted = builder.CreateCall(resident_blocks_);
   llvm::Value* split =
       Min(builder,
           Min(builder,

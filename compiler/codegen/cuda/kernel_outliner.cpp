@@ -201,6 +201,12 @@ bool MakeKernel(const ir::Op& op, bool device_math, Kernel& kernel) {
       if (!value->type.IsScalar()) return false;
     return IsDeviceBlock(*op.region(0), device_math);
   }
+  if (op.kind == ir::OpKind::Reduce && !IsPlainReduce(op)) {
+    // argmax/argmin: one thread per result element scans the reduced dim.
+    kernel.kind = KernelKind::Tabulate;
+    return ResultsAreArrays(op) &&
+           (op.regions.empty() || IsDeviceBlock(*op.region(0), device_math));
+  }
   if (IsPlainReduce(op)) {
     if (MatchContraction(op, kernel)) return true;
     MatchBatchedContraction(op, kernel);

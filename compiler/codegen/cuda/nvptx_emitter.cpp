@@ -328,10 +328,12 @@ void KernelEmitter::EmitTabulateKernel() {
   for (unsigned i = 0; i < result_count; ++i)
     results.push_back(
         View(op.results[i]->type, kernel_function_->getArg(1 + i)));
+  bool arg_reduce = op.kind == ir::OpKind::Reduce;  // argmax, argmin
   std::vector<Operand> operands;
-  if (op.kind != ir::OpKind::Map)
+  if (op.kind != ir::OpKind::Map && !(arg_reduce && !op.regions.empty()))
     for (const ir::Value* value : op.operands)
       operands.push_back(Prepare(value));
+  if (arg_reduce) EmitArgReduceCheck(op);
   const ir::DimList& dims = op.results[0]->type.dims;
   llvm::Value* total = ElementCount(dims);
   llvm::Value* threads =
@@ -354,6 +356,9 @@ void KernelEmitter::EmitTabulateKernel() {
                                 std::vector<bool>(args.size(), false));
     } else if (op.kind == ir::OpKind::Iota) {
       values.push_back(coords[op.dims[0]]);
+    } else if (arg_reduce) {
+      values.push_back(EmitArgReduceAt(
+          op, operands.empty() ? Operand() : operands[0], coords));
     } else {
       std::vector<llvm::Value*> x;
       for (const Operand& operand : operands)
@@ -373,7 +378,7 @@ void KernelEmitter::EmitTabulateKernel() {
     };
   };
   // A body that runs loops of its own is not copied four times.
-  if (op.kind == ir::OpKind::Map && HasLoops(*op.region(0)))
+  if (arg_reduce || (op.kind == ir::OpKind::Map && HasLoops(*op.region(0))))
     EmitStrided(start, total, step,
                 [&](llvm::Value* linear) { element(linear)(); });
   else

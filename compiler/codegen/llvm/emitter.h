@@ -357,6 +357,13 @@ class FunctionEmitter {
   // --- reduce_ops.cpp: reductions and cumsum ---
   void EmitReduce(const ir::Op& op);
   void EmitArgReduce(const ir::Op& op);
+  // An arg-extremum's parts: the check that its dim is not empty (where
+  // the result is), and its index at one point of the result, reading
+  // `operand` (prepared where the op has no region). The GPU's kernels
+  // emit them apart (compiler/codegen/cuda/nvptx_emitter.cpp).
+  void EmitArgReduceCheck(const ir::Op& op);
+  llvm::Value* EmitArgReduceAt(const ir::Op& op, const Operand& operand,
+                               Coords& coords);
   void EmitReduceCustom(const ir::Op& op);
   void EmitCumsum(const ir::Op& op);
   // contraction.cpp: a reduce.sum of a product as matrix-product calls;

@@ -83,6 +83,31 @@ void FunctionEmitter::EmitReduce(const ir::Op& op) {
 
 // See Note [Arg-extremum in lanes] in docs/internals/codegen.md.
 void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
+  EmitArgReduceCheck(op);
+  Operand operand;
+  if (op.regions.empty()) operand = Prepare(op.operands[0]);
+  Set(op.results[0],
+      EmitTabulate(
+          op.results[0]->type,
+          [&](Coords& coords) { return EmitArgReduceAt(op, operand, coords); },
+          Destination(op.results[0])));
+}
+
+void FunctionEmitter::EmitArgReduceCheck(const ir::Op& op) {
+  const ir::Dim* dim = op.dims[0];
+  // An empty dim has no arg-extremum (unless there is nothing to compute).
+  llvm::Value* empty = builder_.CreateAnd(
+      builder_.CreateICmpEQ(DimSize(dim), builder_.getInt64(0)),
+      builder_.CreateICmpNE(ElementCount(op.results[0]->type.dims),
+                            builder_.getInt64(0)));
+  EmitCheck(
+      builder_.CreateNot(empty), op.loc,
+      ir::ReduceName(op.reduce).str() + " over the empty dim " + dim->name);
+}
+
+llvm::Value* FunctionEmitter::EmitArgReduceAt(const ir::Op& op,
+                                              const Operand& operand,
+                                              Coords& coords) {
   constexpr int kLanes = 8;
   const ir::Type& type = op.results[0]->type;
   const ir::Dim* dim = op.dims[0];
@@ -92,8 +117,6 @@ void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
                           : op.region(0)->terminator()->operands[0]->type.elem;
   ir::DimList all = type.dims.Union(ir::DimList{dim});
   std::vector<const ir::Dim*> all_dims(all.begin(), all.end());
-  Operand operand;
-  if (op.regions.empty()) operand = Prepare(op.operands[0]);
   auto element = [&](Coords& coords) -> llvm::Value* {
     if (op.regions.empty()) return Read(operand, coords);
     std::vector<llvm::Value*> args;
@@ -130,13 +153,6 @@ void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
         better(x, old),
         builder_.CreateAnd(same, builder_.CreateICmpSLT(x_index, old_index)));
   };
-  // An empty dim has no arg-extremum (unless there is nothing to compute).
-  llvm::Value* empty = builder_.CreateAnd(
-      builder_.CreateICmpEQ(DimSize(dim), builder_.getInt64(0)),
-      builder_.CreateICmpNE(ElementCount(type.dims), builder_.getInt64(0)));
-  EmitCheck(
-      builder_.CreateNot(empty), op.loc,
-      ir::ReduceName(op.reduce).str() + " over the empty dim " + dim->name);
   llvm::Type* i64 = builder_.getInt64Ty();
   llvm::AllocaInst* best =
       EntryAlloca(llvm::ArrayType::get(RegisterType(elem), kLanes), "best");
@@ -148,65 +164,55 @@ void FunctionEmitter::EmitArgReduce(const ir::Op& op) {
   };
   llvm::Value* identity =
       ReduceIdentity(is_max ? ir::ReduceKind::Max : ir::ReduceKind::Min, elem);
-  Set(op.results[0],
-      EmitTabulate(
-          type,
-          [&](Coords& coords) -> llvm::Value* {
-            auto [lo, hi] = DimRange(dim);
-            for (int lane = 0; lane < kLanes; ++lane) {
-              builder_.CreateStore(identity,
-                                   lane_of(best, builder_.getInt64(lane)));
-              builder_.CreateStore(
-                  builder_.CreateAdd(lo, builder_.getInt64(lane)),
-                  lane_of(best_index, builder_.getInt64(lane)));
-            }
-            // Index k goes to lane (k - lo) mod kLanes, in increasing order.
-            auto visit = [&](llvm::Value* lane, llvm::Value* k) {
-              coords[dim] = k;
-              llvm::Value* x = element(coords);
-              llvm::Value* slot = lane_of(best, lane);
-              llvm::Value* old = builder_.CreateLoad(x->getType(), slot);
-              llvm::Value* take = better(x, old);
-              builder_.CreateStore(builder_.CreateSelect(take, x, old), slot);
-              llvm::Value* index_slot = lane_of(best_index, lane);
-              builder_.CreateStore(
-                  builder_.CreateSelect(take, k,
-                                        builder_.CreateLoad(i64, index_slot)),
-                  index_slot);
-            };
-            llvm::Value* rows = builder_.CreateSDiv(builder_.CreateSub(hi, lo),
-                                                    builder_.getInt64(kLanes));
-            EmitFor(builder_.getInt64(0), rows, [&](llvm::Value* row) {
-              llvm::Value* first = builder_.CreateAdd(
-                  lo, builder_.CreateMul(row, builder_.getInt64(kLanes)));
-              EmitFor(builder_.getInt64(0), builder_.getInt64(kLanes),
-                      [&](llvm::Value* lane) {
-                        visit(lane, builder_.CreateAdd(first, lane));
-                      });
+  auto [lo, hi] = DimRange(dim);
+  for (int lane = 0; lane < kLanes; ++lane) {
+    builder_.CreateStore(identity, lane_of(best, builder_.getInt64(lane)));
+    builder_.CreateStore(builder_.CreateAdd(lo, builder_.getInt64(lane)),
+                         lane_of(best_index, builder_.getInt64(lane)));
+  }
+  // Index k goes to lane (k - lo) mod kLanes, in increasing order.
+  auto visit = [&](llvm::Value* lane, llvm::Value* k) {
+    coords[dim] = k;
+    llvm::Value* x = element(coords);
+    llvm::Value* slot = lane_of(best, lane);
+    llvm::Value* old = builder_.CreateLoad(x->getType(), slot);
+    llvm::Value* take = better(x, old);
+    builder_.CreateStore(builder_.CreateSelect(take, x, old), slot);
+    llvm::Value* index_slot = lane_of(best_index, lane);
+    builder_.CreateStore(
+        builder_.CreateSelect(take, k, builder_.CreateLoad(i64, index_slot)),
+        index_slot);
+  };
+  llvm::Value* rows = builder_.CreateSDiv(builder_.CreateSub(hi, lo),
+                                          builder_.getInt64(kLanes));
+  EmitFor(builder_.getInt64(0), rows, [&](llvm::Value* row) {
+    llvm::Value* first = builder_.CreateAdd(
+        lo, builder_.CreateMul(row, builder_.getInt64(kLanes)));
+    EmitFor(builder_.getInt64(0), builder_.getInt64(kLanes),
+            [&](llvm::Value* lane) {
+              visit(lane, builder_.CreateAdd(first, lane));
             });
-            llvm::Value* tail = builder_.CreateAdd(
-                lo, builder_.CreateMul(rows, builder_.getInt64(kLanes)));
-            EmitFor(tail, hi, [&](llvm::Value* k) {
-              visit(builder_.CreateSub(k, tail), k);
-            });
-            // Each lane holds the first best of its indices; among lanes that
-            // are as good, the lowest index wins.
-            llvm::Value* value = builder_.CreateLoad(
-                identity->getType(), lane_of(best, builder_.getInt64(0)));
-            llvm::Value* index = builder_.CreateLoad(
-                i64, lane_of(best_index, builder_.getInt64(0)));
-            for (int lane = 1; lane < kLanes; ++lane) {
-              llvm::Value* x = builder_.CreateLoad(
-                  identity->getType(), lane_of(best, builder_.getInt64(lane)));
-              llvm::Value* x_index = builder_.CreateLoad(
-                  i64, lane_of(best_index, builder_.getInt64(lane)));
-              llvm::Value* take = better_or_earlier(x, x_index, value, index);
-              value = builder_.CreateSelect(take, x, value);
-              index = builder_.CreateSelect(take, x_index, index);
-            }
-            return index;
-          },
-          Destination(op.results[0])));
+  });
+  llvm::Value* tail = builder_.CreateAdd(
+      lo, builder_.CreateMul(rows, builder_.getInt64(kLanes)));
+  EmitFor(tail, hi,
+          [&](llvm::Value* k) { visit(builder_.CreateSub(k, tail), k); });
+  // Each lane holds the first best of its indices; among lanes that
+  // are as good, the lowest index wins.
+  llvm::Value* value = builder_.CreateLoad(identity->getType(),
+                                           lane_of(best, builder_.getInt64(0)));
+  llvm::Value* index =
+      builder_.CreateLoad(i64, lane_of(best_index, builder_.getInt64(0)));
+  for (int lane = 1; lane < kLanes; ++lane) {
+    llvm::Value* x = builder_.CreateLoad(
+        identity->getType(), lane_of(best, builder_.getInt64(lane)));
+    llvm::Value* x_index =
+        builder_.CreateLoad(i64, lane_of(best_index, builder_.getInt64(lane)));
+    llvm::Value* take = better_or_earlier(x, x_index, value, index);
+    value = builder_.CreateSelect(take, x, value);
+    index = builder_.CreateSelect(take, x_index, index);
+  }
+  return index;
 }
 
 void FunctionEmitter::EmitReduceCustom(const ir::Op& op) {
