@@ -237,19 +237,31 @@ bool IsSmall(const ir::Op& op, int64_t min_work) {
   return work < min_work;
 }
 
-// Ops of `block` and of the sequential regions below it.
+// Whether `op` reads an array that a kernel made: on the host it would
+// wait for the GPU and copy that array back, which costs more than a
+// launch (Note [Small ops on the host]).
+bool ReadsKernelResult(const ir::Op& op,
+                       const llvm::SmallPtrSetImpl<const ir::Value*>& made) {
+  for (const ir::Value* value : CapturedValues(op))
+    if (!value->type.IsScalar() && made.contains(value)) return true;
+  return false;
+}
+
+// Ops of `block` and of the sequential regions below it; `made` holds the
+// arrays that kernels make.
 void Outline(const ir::Block& block, bool device_math, int64_t min_work,
-             const ir::Function& function, KernelPlan& plan) {
+             const ir::Function& function, KernelPlan& plan,
+             llvm::SmallPtrSetImpl<const ir::Value*>& made) {
   for (const auto& op : block.ops) {
     if (op->kind == ir::OpKind::Loop || op->kind == ir::OpKind::While ||
         op->kind == ir::OpKind::If) {
       for (const auto& region : op->regions)
-        Outline(*region, device_math, min_work, function, plan);
+        Outline(*region, device_math, min_work, function, plan, made);
       continue;
     }
     Kernel kernel;
-    if (IsSmall(*op, min_work) || !MakeKernel(*op, device_math, kernel))
-      continue;
+    bool small = IsSmall(*op, min_work) && !ReadsKernelResult(*op, made);
+    if (small || !MakeKernel(*op, device_math, kernel)) continue;
     kernel.function = &function;
     kernel.name = "delta_k" + std::to_string(plan.kernels.size()) + "_" +
                   function.name + "_" + ir::OpMnemonic(op->kind).str();
@@ -258,6 +270,7 @@ void Outline(const ir::Block& block, bool device_math, int64_t min_work,
     kernel.captured = CapturedValues(*op);
     plan.index[op.get()] = plan.kernels.size();
     plan.kernels.push_back(std::move(kernel));
+    for (const ir::Value* result : op->results) made.insert(result);
   }
 }
 
@@ -307,9 +320,10 @@ std::vector<const ir::Value*> CapturedValues(const ir::Op& op) {
 KernelPlan OutlineKernels(const ir::Module& module, bool device_math,
                           int64_t min_work) {
   KernelPlan plan;
+  llvm::SmallPtrSet<const ir::Value*, 32> made;
   for (const auto& function : module.functions)
     if (function->body != nullptr)
-      Outline(*function->body, device_math, min_work, *function, plan);
+      Outline(*function->body, device_math, min_work, *function, plan, made);
   return plan;
 }
 

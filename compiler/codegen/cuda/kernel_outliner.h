@@ -59,8 +59,10 @@ struct KernelPlan {
 // scans) stay on the host. Transcendental math needs libdevice
 // (`device_math`); without it, ops that use it stay on the host. Ops whose
 // dims all have constant sizes and whose work (result elements times
-// reduced elements) is below `min_work` stay on the host too: a launch
-// costs more than the CPU takes for them (Note [Small ops on the host]).
+// reduced elements) is below `min_work` stay on the host too, unless they
+// read an array that a kernel made: a launch costs more than the CPU takes
+// for them, but less than copying an array back (Note [Small ops on the
+// host]).
 KernelPlan OutlineKernels(const ir::Module& module, bool device_math,
                           int64_t min_work);
 
