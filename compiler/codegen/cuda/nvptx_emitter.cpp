@@ -60,6 +60,12 @@ class KernelEmitter : public FunctionEmitter {
   void Barrier();
   // Sets the coordinates of `linear` over `dims` (row-major, canonical).
   void Decompose(llvm::Value* linear, const ir::DimList& dims, Coords& coords);
+  // for (i = begin; in_range(i); i += advance) body(i); the index after
+  // the loop.
+  llvm::Value* EmitStepLoop(
+      llvm::Value* begin, llvm::Value* advance,
+      const std::function<llvm::Value*(llvm::Value*)>& in_range,
+      const std::function<void(llvm::Value*)>& body);
   // for (i = begin; i < end; i += step) body(i).
   void EmitStrided(llvm::Value* begin, llvm::Value* end, llvm::Value* step,
                    const std::function<void(llvm::Value*)>& body);
@@ -153,9 +159,10 @@ void KernelEmitter::Decompose(llvm::Value* linear, const ir::DimList& dims,
   }
 }
 
-void KernelEmitter::EmitStrided(llvm::Value* begin, llvm::Value* end,
-                                llvm::Value* step,
-                                const std::function<void(llvm::Value*)>& body) {
+llvm::Value* KernelEmitter::EmitStepLoop(
+    llvm::Value* begin, llvm::Value* advance,
+    const std::function<llvm::Value*(llvm::Value*)>& in_range,
+    const std::function<void(llvm::Value*)>& body) {
   llvm::AllocaInst* counter = EntryAlloca(builder_.getInt64Ty(), "i");
   builder_.CreateStore(begin, counter);
   auto* header = llvm::BasicBlock::Create(context_, "loop", kernel_function_);
@@ -165,12 +172,21 @@ void KernelEmitter::EmitStrided(llvm::Value* begin, llvm::Value* end,
   builder_.CreateBr(header);
   builder_.SetInsertPoint(header);
   llvm::Value* i = builder_.CreateLoad(builder_.getInt64Ty(), counter);
-  builder_.CreateCondBr(builder_.CreateICmpSLT(i, end), body_block, exit);
+  builder_.CreateCondBr(in_range(i), body_block, exit);
   builder_.SetInsertPoint(body_block);
   body(i);
-  builder_.CreateStore(builder_.CreateAdd(i, step), counter);
+  builder_.CreateStore(builder_.CreateAdd(i, advance), counter);
   builder_.CreateBr(header);
   builder_.SetInsertPoint(exit);
+  return builder_.CreateLoad(builder_.getInt64Ty(), counter);
+}
+
+void KernelEmitter::EmitStrided(llvm::Value* begin, llvm::Value* end,
+                                llvm::Value* step,
+                                const std::function<void(llvm::Value*)>& body) {
+  EmitStepLoop(
+      begin, step,
+      [&](llvm::Value* i) { return builder_.CreateICmpSLT(i, end); }, body);
 }
 
 // Note [Four elements in flight]
@@ -189,31 +205,23 @@ void KernelEmitter::EmitStridedInFours(
     llvm::Value* begin, llvm::Value* end, llvm::Value* step,
     const std::function<Effect(llvm::Value*)>& body) {
   constexpr int kInFlight = 4;
-  llvm::AllocaInst* counter = EntryAlloca(builder_.getInt64Ty(), "i4");
-  builder_.CreateStore(begin, counter);
-  auto* header = llvm::BasicBlock::Create(context_, "loop4", kernel_function_);
-  auto* body_block =
-      llvm::BasicBlock::Create(context_, "body4", kernel_function_);
-  auto* rest = llvm::BasicBlock::Create(context_, "rest", kernel_function_);
-  builder_.CreateBr(header);
-  builder_.SetInsertPoint(header);
-  llvm::Value* i = builder_.CreateLoad(builder_.getInt64Ty(), counter);
-  llvm::Value* last = builder_.CreateAdd(
-      i, builder_.CreateMul(step, builder_.getInt64(kInFlight - 1)));
-  builder_.CreateCondBr(builder_.CreateICmpSLT(last, end), body_block, rest);
-  builder_.SetInsertPoint(body_block);
-  std::vector<Effect> effects;
-  llvm::Value* element = i;
-  for (int n = 0; n < kInFlight; ++n) {
-    effects.push_back(body(element));
-    element = builder_.CreateAdd(element, step);
-  }
-  for (const Effect& effect : effects) effect();
-  builder_.CreateStore(element, counter);
-  builder_.CreateBr(header);
-  builder_.SetInsertPoint(rest);
-  EmitStrided(builder_.CreateLoad(builder_.getInt64Ty(), counter), end, step,
-              [&](llvm::Value* index) { body(index)(); });
+  llvm::Value* last_offset =
+      builder_.CreateMul(step, builder_.getInt64(kInFlight - 1));
+  llvm::Value* rest = EmitStepLoop(
+      begin, builder_.CreateMul(step, builder_.getInt64(kInFlight)),
+      [&](llvm::Value* i) {
+        return builder_.CreateICmpSLT(builder_.CreateAdd(i, last_offset), end);
+      },
+      [&](llvm::Value* i) {
+        std::vector<Effect> effects;
+        llvm::Value* element = i;
+        for (int n = 0; n < kInFlight; ++n) {
+          effects.push_back(body(element));
+          element = builder_.CreateAdd(element, step);
+        }
+        for (const Effect& effect : effects) effect();
+      });
+  EmitStrided(rest, end, step, [&](llvm::Value* index) { body(index)(); });
 }
 
 void KernelEmitter::EmitWhen(llvm::Value* condition,
