@@ -12,8 +12,9 @@ up to the float tolerance the test states (a `// GPU: --rtol=R --atol=A`
 line, else its `%run_both --rtol=R --atol=A`), or, where it states none,
 DEFAULT_RTOL and DEFAULT_ATOL: a GPU sums in another order than a CPU's
 loop, and its libdevice math may differ from the host's in the last bit. Programs that do not compile for the CPU (expected compile
-errors), and those whose `// UNSUPPORTED:` line names a lit feature this
-machine has (`overcommit`), are skipped and counted. Runs the programs in
+errors), sharded programs (`@shard dim`: CPUs only for now), and those
+whose `// UNSUPPORTED:` line names a lit feature this machine has
+(`overcommit`), are skipped and counted by reason. Runs the programs in
 parallel.
 
 Without a CUDA device, prints one SKIPPED line and exits 0.
@@ -21,6 +22,7 @@ Without a CUDA device, prints one SKIPPED line and exits 0.
 Usage: gpu_check.py --dlc PATH [--jobs N] [--summary FILE] [ROOT...]
 """
 import argparse
+import collections
 import concurrent.futures
 import os
 import re
@@ -114,13 +116,13 @@ def check(dlc, path, text):
     # What lit would not run here either (lang-tests/lit.cfg.py's features).
     unsupported = re.search(r"^//\s*UNSUPPORTED:(.*)$", text, re.M)
     if unsupported and "overcommit" in unsupported.group(1) and overcommits():
-        return "skip", ""
+        return "skip", "unsupported here (overcommit)"
     # A sharded program runs on CPUs for now (docs/distributed.md).
     if re.search(r"^\s*@shard\s+dim", text, re.M):
-        return "skip", ""
+        return "skip", "sharded (CPUs only)"
     # Compile errors are the same whatever the target.
     if run([dlc, "build", "--emit=ir", path, "-o", os.devnull], folder)[0]:
-        return "skip", ""
+        return "skip", "compile errors on the CPU too"
     cpu = run([dlc, "run", *options, path], folder)
     # Language tests are small: --gpu-min-work=0 puts every op that can run
     # on the GPU there, so that each kernel kind meets each feature.
@@ -158,6 +160,7 @@ def main():
         print("gpu_check: SKIPPED: no CUDA device (libcuda.so.1 with a GPU)")
         return 0
     counts = {"pass": 0, "fail": 0, "skip": 0}
+    skip_reasons = collections.Counter()
     failures = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         jobs = {pool.submit(check, dlc, path, text): path
@@ -166,11 +169,15 @@ def main():
             path = os.path.relpath(jobs[job], source)
             outcome, message = job.result()
             counts[outcome] += 1
+            if outcome == "skip":
+                skip_reasons[message] += 1
             if outcome == "fail":
                 failures.append(path)
                 print(f"FAIL: {path}\n{message}", flush=True)
+    reasons = ", ".join(f"{count} {reason}"
+                        for reason, count in sorted(skip_reasons.items()))
     line = (f"gpu_check: {counts['pass']} passed, {counts['fail']} failed, "
-            f"{counts['skip']} skipped (compile errors on the CPU too)")
+            f"{counts['skip']} skipped ({reasons or 'none'})")
     print(line)
     if args.summary:
         with open(args.summary, "a", encoding="utf-8") as file:
