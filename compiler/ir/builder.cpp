@@ -157,7 +157,7 @@ Value* Builder::ScatterAdd(Value* values, const std::vector<Value*>& indices,
 
 Value* Builder::Reduce(ReduceKind kind, Value* x, const DimList& dims) {
   Type type = x->type.WithDims(x->type.dims.Minus(dims));
-  if (kind == ReduceKind::Argmax || kind == ReduceKind::Argmin) {
+  if (IsArgExtremum(kind)) {
     assert(dims.size() == 1);
     type.elem = ElemKind::Index;
     type.index_dim = dims[0];

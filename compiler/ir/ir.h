@@ -172,6 +172,10 @@ class Value {
 
 enum class ReduceKind { Sum, Prod, Max, Min, Argmax, Argmin };
 llvm::StringRef ReduceName(ReduceKind kind);
+// argmax and argmin: their result is an index of the one dim they reduce.
+inline bool IsArgExtremum(ReduceKind kind) {
+  return kind == ReduceKind::Argmax || kind == ReduceKind::Argmin;
+}
 
 // One part of a print: literal text or the next operand.
 struct PrintItem {

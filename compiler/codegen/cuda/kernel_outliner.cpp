@@ -11,8 +11,7 @@ namespace delta::cuda {
 namespace {
 
 bool IsPlainReduce(const ir::Op& op) {
-  return op.kind == ir::OpKind::Reduce && op.reduce != ir::ReduceKind::Argmax &&
-         op.reduce != ir::ReduceKind::Argmin;
+  return op.kind == ir::OpKind::Reduce && !ir::IsArgExtremum(op.reduce);
 }
 
 // Whether a region's op can run inside one GPU thread: scalar results only

@@ -29,8 +29,7 @@ constexpr unsigned kSharedAddressSpace = 3;
 // flight]).
 bool IsMemoryBound(const ir::Op& op) {
   if (ir::HasFlag(op.kind, ir::kMathCall)) return false;
-  if (op.kind == ir::OpKind::Reduce && (op.reduce == ir::ReduceKind::Argmax ||
-                                        op.reduce == ir::ReduceKind::Argmin))
+  if (op.kind == ir::OpKind::Reduce && ir::IsArgExtremum(op.reduce))
     return false;
   for (const auto& region : op.regions)
     for (const auto& inner : region->ops)
@@ -363,7 +362,8 @@ void KernelEmitter::EmitTabulateKernel() {
   for (unsigned i = 0; i < result_count; ++i)
     results.push_back(
         View(op.results[i]->type, kernel_function_->getArg(1 + i)));
-  bool arg_reduce = op.kind == ir::OpKind::Reduce;  // argmax, argmin
+  bool arg_reduce =
+      op.kind == ir::OpKind::Reduce && ir::IsArgExtremum(op.reduce);
   std::vector<Operand> operands;
   if (op.kind != ir::OpKind::Map && !(arg_reduce && !op.regions.empty()))
     for (const ir::Value* value : op.operands)

@@ -87,7 +87,7 @@ class Fold {
 
   bool empty_arg() const { return position_ < 0; }
   void Store(Tensor& into, int64_t offset) const {
-    if (kind_ == ReduceKind::Argmax || kind_ == ReduceKind::Argmin)
+    if (IsArgExtremum(kind_))
       into.ints[offset] = position_;
     else if (into.HasFloatStorage())
       into.floats[offset] = f_;
@@ -109,7 +109,7 @@ Error Evaluator::RunReduce(const Op& op) {
   if (op.results.size() != 1) return InternalError(op, "needs one result");
   const Type& type = op.results[0]->type;
   DimList reduced(op.dims);
-  bool arg = op.reduce == ReduceKind::Argmax || op.reduce == ReduceKind::Argmin;
+  bool arg = IsArgExtremum(op.reduce);
   if (arg && reduced.size() != 1)
     return InternalError(op, "argmax and argmin reduce one dim");
   bool fused = !op.regions.empty();

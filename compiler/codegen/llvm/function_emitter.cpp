@@ -419,8 +419,7 @@ void FunctionEmitter::EmitOp(const ir::Op& op) {
       EmitScatterAdd(op);
       return;
     case ir::OpKind::Reduce:
-      if (op.reduce == ir::ReduceKind::Argmax ||
-          op.reduce == ir::ReduceKind::Argmin)
+      if (ir::IsArgExtremum(op.reduce))
         EmitArgReduce(op);
       else
         EmitReduce(op);

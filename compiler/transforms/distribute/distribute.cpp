@@ -196,8 +196,7 @@ class Distributor {
       case OpKind::Reduce:
         if (!sharded) return;
         if (!InPlainCode(op, sharded, problem)) return;
-        if (op.reduce == ir::ReduceKind::Argmax ||
-            op.reduce == ir::ReduceKind::Argmin) {
+        if (ir::IsArgExtremum(op.reduce)) {
           ArgExtremum(op, sharded, problem);
           return;
         }
