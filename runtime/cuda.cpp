@@ -524,6 +524,9 @@ struct Session {
   CUdeviceptr error_slot = 0;
   // Kernels were launched since the error slot was last read.
   bool unchecked = false;
+  // A module with device checks was loaded: only then can a kernel write
+  // the error slot (Note [Reading the error slot] in docs/gpu.md).
+  bool kernels_can_fail = false;
   // Page-locked memory that the error slot and small arrays are read back
   // through: a device-to-host copy into pageable memory is staged by the
   // driver and costs a second synchronization (null: not available).
@@ -698,6 +701,7 @@ CUfunction FindFunction(Session& session, void** slot, const char* ptx,
     }
     session.checks = checks;
     session.check_count = check_count;
+    session.kernels_can_fail |= check_count > 0;
   }
   CUfunction& function = session.functions[slot];
   if (function == nullptr &&
@@ -728,7 +732,10 @@ void Synchronize(Session& session, Error& error, void* host = nullptr,
   slot[0] = 0;
   bool staged = session.pinned != nullptr && bytes <= kPinnedBytes - 64;
   void* target = staged ? static_cast<char*>(session.pinned) + 64 : host;
-  bool read_slot = session.unchecked;
+  // Note [Reading the error slot]: a copy back costs a round trip of the
+  // copy engine after the last kernel, so it is skipped when no kernel of
+  // the session can write the slot.
+  bool read_slot = session.unchecked && session.kernels_can_fail;
   if (read_slot &&
       !Check(d.cuMemcpyDtoHAsync(slot, session.error_slot, 4 * sizeof(int64_t),
                                  session.stream),
@@ -798,7 +805,8 @@ void ToHost(Session& session, void* host, int64_t bytes, Error& error) {
 }
 
 // Frees every array's device copy and the retired buffers (the end of a
-// library call); the session's mutex held, its stream synchronized.
+// library call); the session's mutex held. With the pool the buffers are
+// freed in stream order; without it FreeBuffer waits for the stream.
 void FreeArrays(Session& session) {
   for (auto& [host, copy] : session.arrays) FreeDevice(session, copy);
   session.arrays.clear();
@@ -1208,10 +1216,15 @@ void delta_cuda_session_leave(void* opaque, int32_t failed) {
     return;
   }
   const Driver& d = GetDevice().driver;
-  // Kernels of a failed call may still run: wait before freeing.
-  Trace("call ends: synchronize");
-  d.cuStreamSynchronize(session->stream);
-  Trace("synchronized");
+  // Kernels of a failed call may still run: wait before freeing. A call
+  // that succeeded ended with delta_cuda_check, which waited for the
+  // stream, and its device buffers go back to the pool in stream order.
+  if (failed != 0) {
+    Trace("call failed: synchronize");
+    d.cuStreamSynchronize(session->stream);
+    Trace("synchronized");
+  }
+  Trace("call ends");
   FreeArrays(*session);
   // The next call starts with a clear error slot.
   if (failed != 0 && session->error_slot != 0)

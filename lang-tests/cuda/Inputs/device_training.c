@@ -1,7 +1,7 @@
 /* A 1,000-step training loop driven from C whose parameters stay on the
    device (library_device_resident.dl): the context takes device pointers
-   (set_device_memory(ctx, 1)), the inputs are copied to the device once, and each
-   step writes the new parameters into the other of two device buffers.
+   (set_device_memory(ctx, 1)), the inputs are copied to the device once, and
+   each step writes the new parameters into the other of two device buffers.
    With the fake driver (Inputs/fake_driver.c, FAKE_CUDA_LAUNCH=ok) it
    prints the driver's copy and allocation counts around the loop. */
 #include <dlfcn.h>
@@ -49,12 +49,13 @@ static void Layer(mlp_device_Dense* layer, int64_t in, int64_t out) {
 }
 
 static void PrintCounts(const char* when) {
-  long long c[8];
+  long long c[9];
   counts(c);
-  printf("%s: %lld launches; host to device: %lld copies, %lld bytes; "
-         "device to host: %lld copies, %lld bytes; device to device: %lld "
-         "copies; cuMemAlloc: %lld\n",
-         when, c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
+  printf(
+      "%s: %lld launches; host to device: %lld copies, %lld bytes; "
+      "device to host: %lld copies, %lld bytes; device to device: %lld "
+      "copies; cuMemAlloc: %lld; stream synchronizations: %lld\n",
+      when, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[8]);
 }
 
 int main(void) {
@@ -63,12 +64,11 @@ int main(void) {
   int (*init)(unsigned) = (int (*)(unsigned))dlsym(driver, "cuInit");
   mem_alloc = (int (*)(Pointer*, size_t))dlsym(driver, "cuMemAlloc_v2");
   mem_free = (int (*)(Pointer))dlsym(driver, "cuMemFree_v2");
-  copy_in = (int (*)(Pointer, const void*, size_t))dlsym(driver,
-                                                          "cuMemcpyHtoD_v2");
+  copy_in =
+      (int (*)(Pointer, const void*, size_t))dlsym(driver, "cuMemcpyHtoD_v2");
   counts = (void (*)(long long*))dlsym(driver, "fake_cuda_counts");
   if (init == NULL || mem_alloc == NULL || mem_free == NULL ||
-      copy_in == NULL || counts == NULL ||
-      init(0) != 0)
+      copy_in == NULL || counts == NULL || init(0) != 0)
     return 1;
 
   mlp_device_context* ctx = mlp_device_context_create(NULL);

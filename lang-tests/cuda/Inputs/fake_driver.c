@@ -4,9 +4,11 @@
    device buffer and module is released. FAKE_CUDA_DEVICES=0 makes it report
    no GPU. It says when the last buffer and module are released.
    FAKE_CUDA_LAUNCH=ok makes launches succeed without running anything (the
-   results are then garbage, but the traffic is real), and
+   results are then garbage, but the traffic is real), FAKE_CUDA_LAUNCH=check
+   makes every launch succeed as if the kernel failed its module's first
+   device check, and
    FAKE_CUDA_REPORT=1 prints, at exit, how many copies of each direction and
-   how many allocations the process made. */
+   how many allocations and stream synchronizations the process made. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,29 +18,32 @@ enum { kSuccess = 0, kNoDevice = 100, kUnsupported = 801 };
 
 static int live_buffers, live_modules, launches;
 static long long htod_calls, htod_bytes, dtoh_calls, dtoh_bytes, dtod_calls;
-static long long plain_allocs, pool_allocs, streams;
+static long long plain_allocs, pool_allocs, streams, synchronizations;
 
 /* The counts so far, for tests that call the driver themselves: launches,
    host-to-device copies and bytes, device-to-host copies and bytes,
-   device-to-device copies, cuMemAlloc calls, pool allocations. */
+   device-to-device copies, cuMemAlloc calls, pool allocations, stream
+   synchronizations. */
 void fake_cuda_counts(long long* counts) {
-  long long values[8] = {launches,   htod_calls, htod_bytes,  dtoh_calls,
-                         dtoh_bytes, dtod_calls, plain_allocs, pool_allocs};
+  long long values[9] = {launches,     htod_calls,  htod_bytes,
+                         dtoh_calls,   dtoh_bytes,  dtod_calls,
+                         plain_allocs, pool_allocs, synchronizations};
   memcpy(counts, values, sizeof values);
 }
 
 static void Report(void) {
-  printf("fake driver: %d launches; host to device: %lld copies, %lld bytes; "
-         "device to host: %lld copies, %lld bytes; device to device: %lld "
-         "copies; cuMemAlloc: %lld; pool allocations: %lld; streams: %lld\n",
-         launches, htod_calls, htod_bytes, dtoh_calls, dtoh_bytes, dtod_calls,
-         plain_allocs, pool_allocs, streams);
+  printf(
+      "fake driver: %d launches; host to device: %lld copies, %lld bytes; "
+      "device to host: %lld copies, %lld bytes; device to device: %lld "
+      "copies; cuMemAlloc: %lld; pool allocations: %lld; streams: %lld; "
+      "stream synchronizations: %lld\n",
+      launches, htod_calls, htod_bytes, dtoh_calls, dtoh_bytes, dtod_calls,
+      plain_allocs, pool_allocs, streams, synchronizations);
 }
 
 static void Released(void) {
   if (live_buffers == 0 && live_modules == 0)
-    printf("fake driver: everything released after %d launches\n",
-           launches);
+    printf("fake driver: everything released after %d launches\n", launches);
 }
 
 int cuGetErrorString(int result, const char** text) {
@@ -99,11 +104,17 @@ int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz,
                    unsigned bx, unsigned by, unsigned bz, unsigned shared,
                    void* stream, void** params, void** extra) {
   (void)function, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
-  (void)shared, (void)stream, (void)params, (void)extra;
+  (void)shared, (void)stream, (void)extra;
   ++launches;
   const char* launch = getenv("FAKE_CUDA_LAUNCH");
-  return launch != NULL && strcmp(launch, "ok") == 0 ? kSuccess
-                                                     : kUnsupported;
+  if (launch != NULL && strcmp(launch, "check") == 0) {
+    /* As if the kernel failed the module's first check: its first
+       parameter is the error slot (code, first, second, unused). */
+    long long* slot = *(long long**)params[0];
+    if (slot[0] == 0) slot[0] = 1;
+    return kSuccess;
+  }
+  return launch != NULL && strcmp(launch, "ok") == 0 ? kSuccess : kUnsupported;
 }
 int cuMemAlloc_v2(Pointer* pointer, size_t bytes) {
   void* memory = malloc(bytes);
@@ -148,6 +159,7 @@ int cuStreamCreate(void** stream, unsigned flags) {
 int cuStreamDestroy_v2(void* stream) { return stream ? kSuccess : 1; }
 int cuStreamSynchronize(void* stream) {
   (void)stream;
+  ++synchronizations;
   return kSuccess;
 }
 int cuMemPoolCreate(void** pool, const void* props) {
@@ -195,8 +207,7 @@ int cuMemcpyDtoHAsync_v2(void* dst, Pointer src, size_t bytes, void* stream) {
   memcpy(dst, (const void*)src, bytes);
   return kSuccess;
 }
-int cuMemcpyDtoDAsync_v2(Pointer dst, Pointer src, size_t bytes,
-                         void* stream) {
+int cuMemcpyDtoDAsync_v2(Pointer dst, Pointer src, size_t bytes, void* stream) {
   (void)stream;
   ++dtod_calls;
   memmove((void*)dst, (const void*)src, bytes);
