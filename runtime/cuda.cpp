@@ -163,8 +163,8 @@ void Raise(const Error& error) {
   delta_fail(error.file, error.line, error.column, error.message);
 }
 
-// The driver and device 0's primary context: loaded once per process and
-// kept (as the CUDA runtime keeps its primary context).
+// The driver and the device's primary context (DeviceOrdinal): loaded once
+// per process and kept (as the CUDA runtime keeps its primary context).
 struct Device {
   std::mutex mutex;
   bool tried = false;
@@ -206,6 +206,33 @@ bool Load(void* library, const char* name, F& function, Device& device) {
   std::snprintf(device.failure, sizeof device.failure,
                 "no CUDA device: the driver lacks %s", name);
   return false;
+}
+
+__attribute__((format(printf, 1, 2))) void Trace(const char* format, ...);
+
+// Which of the `count` devices this process uses (Note [One GPU per
+// process] in docs/gpu.md): DELTA_CUDA_DEVICE if set, else the process's
+// rank among those mpirun started on its machine, modulo `count`, so that
+// the processes of a sharded run spread over the machine's GPUs; else 0.
+// -1 after writing why into `failure`.
+int DeviceOrdinal(int count, char* failure, size_t size) {
+  if (const char* chosen = std::getenv("DELTA_CUDA_DEVICE")) {
+    char* end = nullptr;
+    long ordinal = std::strtol(chosen, &end, 10);
+    if (*chosen == '\0' || *end != '\0' || ordinal < 0 || ordinal >= count) {
+      std::snprintf(failure, size,
+                    "no CUDA device: DELTA_CUDA_DEVICE is '%s', but the driver "
+                    "reports %d GPU%s (0 to %d)",
+                    chosen, count, count == 1 ? "" : "s", count - 1);
+      return -1;
+    }
+    return static_cast<int>(ordinal);
+  }
+  // OpenMPI's and MPICH's (Hydra's) names for it.
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"})
+    if (const char* rank = std::getenv(name))
+      return static_cast<int>(std::strtol(rank, nullptr, 10) % count);
+  return 0;
 }
 
 bool LoadDriver(Device& device) {
@@ -280,12 +307,15 @@ bool LoadDriver(Device& device) {
                   text);
     return false;
   }
+  int ordinal = DeviceOrdinal(count, device.failure, sizeof device.failure);
+  if (ordinal < 0) return false;
+  Trace("device %d of %d", ordinal, count);
   Error error;
   CUdevice handle = 0;
   int multiprocessors = 1;
   int max_threads = 1024;
   int threads_per_multiprocessor = 2048;
-  if (!Check(d.cuDeviceGet(&handle, 0), "cuDeviceGet", error) ||
+  if (!Check(d.cuDeviceGet(&handle, ordinal), "cuDeviceGet", error) ||
       !Check(d.cuDevicePrimaryCtxRetain(&device.context, handle),
              "cuDevicePrimaryCtxRetain", error) ||
       !Check(d.cuDeviceGetAttribute(&multiprocessors,

@@ -11,10 +11,13 @@ status, print the same first error line, and print the same standard output
 up to the float tolerance the test states (a `// GPU: --rtol=R --atol=A`
 line, else its `%run_both --rtol=R --atol=A`), or, where it states none,
 DEFAULT_RTOL and DEFAULT_ATOL: a GPU sums in another order than a CPU's
-loop, and its libdevice math may differ from the host's in the last bit. Programs that do not compile for the CPU (expected compile
-errors), sharded programs (`@shard dim`: CPUs only for now), and those
-whose `// UNSUPPORTED:` line names a lit feature this machine has
-(`overcommit`), are skipped and counted by reason. Runs the programs in
+loop, and its libdevice math may differ from the host's in the last bit.
+A sharded program (`@shard dim`) runs as one process, and where `mpirun`
+is on the PATH its GPU runs go through lang-tests/utils/mpi_compare.py
+(1, 2 and 3 processes, which must agree) before the comparison with the
+CPU. Programs that do not compile for the CPU (expected compile errors),
+and those whose `// UNSUPPORTED:` line names a lit feature this machine
+has (`overcommit`), are skipped and counted by reason. Runs the programs in
 parallel.
 
 Without a CUDA device, prints one SKIPPED line and exits 0.
@@ -27,11 +30,13 @@ import concurrent.futures
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "lang-tests", "utils"))
+UTILS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                     "lang-tests", "utils")
+sys.path.insert(0, UTILS)
 import run_both  # noqa: E402  (its output comparison with tolerances)
 
 DEFAULT_RTOL = 1e-5
@@ -117,9 +122,6 @@ def check(dlc, path, text):
     unsupported = re.search(r"^//\s*UNSUPPORTED:(.*)$", text, re.M)
     if unsupported and "overcommit" in unsupported.group(1) and overcommits():
         return "skip", "unsupported here (overcommit)"
-    # A sharded program runs on CPUs for now (docs/distributed.md).
-    if re.search(r"^\s*@shard\s+dim", text, re.M):
-        return "skip", "sharded (CPUs only)"
     # Compile errors are the same whatever the target.
     if run([dlc, "build", "--emit=ir", path, "-o", os.devnull], folder)[0]:
         return "skip", "compile errors on the CPU too"
@@ -130,7 +132,13 @@ def check(dlc, path, text):
     gpu_options = ["--target=cuda"]
     if os.sep + "lang-tests" + os.sep in path:
         gpu_options.append("--gpu-min-work=0")
-    gpu = run([dlc, "run", *gpu_options, *options, path], folder)
+    gpu_run = [dlc, "run", *gpu_options, *options, path]
+    mpirun = shutil.which("mpirun")
+    if mpirun and re.search(r"^\s*@shard\s+dim", text, re.M):
+        # Passes the one-process output through when every count agrees.
+        gpu_run = [sys.executable, os.path.join(UTILS, "mpi_compare.py"),
+                   mpirun, dlc, "--compiled-only", *gpu_run[2:]]
+    gpu = run(gpu_run, folder)
     rtol = tolerance.get("--rtol", DEFAULT_RTOL)
     atol = tolerance.get("--atol", DEFAULT_ATOL)
     same = (cpu[0] == gpu[0]

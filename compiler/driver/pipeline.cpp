@@ -316,12 +316,6 @@ template <typename Options>
 std::unique_ptr<cuda::CudaCompilation> CompileCuda(const ir::Module& module,
                                                    const Options& options,
                                                    llvm::raw_ostream& err) {
-  if (module.IsSharded()) {
-    err << "dlc: error: a program with a @shard dim runs on CPUs for now "
-           "(GPUs under MPI are planned: docs/distributed.md); build it "
-           "without --target=cuda\n";
-    return nullptr;
-  }
   cuda::CudaOptions cuda_options;
   cuda_options.gpu_arch = options.gpu_arch;
   cuda_options.opt_level = options.opt_level;

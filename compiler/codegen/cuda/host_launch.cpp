@@ -209,6 +209,10 @@ void CudaHost::AddCaptured(codegen::FunctionEmitter& emitter,
       args.push_back(emitter.Get(value));
     }
   }
+  for (const ir::Dim* dim : kernel.sharded) {
+    args.push_back(emitter.DimSize(dim));
+    args.push_back(emitter.ShardOffset(dim));
+  }
 }
 
 void CudaHost::Launch(codegen::FunctionEmitter& emitter, llvm::Value* function,

@@ -267,6 +267,7 @@ void Outline(const ir::Block& block, bool device_math, int64_t min_work,
     for (char& c : kernel.name)
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     kernel.captured = CapturedValues(*op);
+    kernel.sharded = ShardedDims(*op);
     plan.index[op.get()] = plan.kernels.size();
     plan.kernels.push_back(std::move(kernel));
     for (const ir::Value* result : op->results) made.insert(result);
@@ -285,13 +286,11 @@ void Collect(const ir::Op& op, llvm::SmallPtrSetImpl<const ir::Value*>& defined,
   }
 }
 
-}  // namespace
-
-std::vector<const ir::Value*> CapturedValues(const ir::Op& op) {
-  llvm::SmallPtrSet<const ir::Value*, 16> defined;
-  std::vector<const ir::Value*> used;
-  Collect(op, defined, used);
-  // The dims of every value the op touches, and its own dims.
+// The dims of every value `op` touches (`used` and `defined`, from
+// Collect), its own and its regions' ops' dims; with repeats.
+std::vector<const ir::Dim*> DimsUsed(
+    const ir::Op& op, const std::vector<const ir::Value*>& used,
+    const llvm::SmallPtrSet<const ir::Value*, 16>& defined) {
   std::vector<const ir::Dim*> dims(op.dims.begin(), op.dims.end());
   auto add_dims = [&](const ir::Value* value) {
     for (const ir::Dim* dim : value->type.dims) dims.push_back(dim);
@@ -306,7 +305,16 @@ std::vector<const ir::Value*> CapturedValues(const ir::Op& op) {
       for (const auto& nested : region->ops) add_op_dims(*nested);
   };
   add_op_dims(op);
-  for (const ir::Dim* dim : dims)
+  return dims;
+}
+
+}  // namespace
+
+std::vector<const ir::Value*> CapturedValues(const ir::Op& op) {
+  llvm::SmallPtrSet<const ir::Value*, 16> defined;
+  std::vector<const ir::Value*> used;
+  Collect(op, defined, used);
+  for (const ir::Dim* dim : DimsUsed(op, used, defined))
     if (!dim->constant && dim->size != nullptr) used.push_back(dim->size);
   std::vector<const ir::Value*> captured;
   llvm::SmallPtrSet<const ir::Value*, 16> seen;
@@ -314,6 +322,17 @@ std::vector<const ir::Value*> CapturedValues(const ir::Op& op) {
     if (!defined.contains(value) && seen.insert(value).second)
       captured.push_back(value);
   return captured;
+}
+
+std::vector<const ir::Dim*> ShardedDims(const ir::Op& op) {
+  llvm::SmallPtrSet<const ir::Value*, 16> defined;
+  std::vector<const ir::Value*> used;
+  Collect(op, defined, used);
+  std::vector<const ir::Dim*> sharded;
+  for (const ir::Dim* dim : DimsUsed(op, used, defined))
+    if (dim->sharded && !llvm::is_contained(sharded, dim))
+      sharded.push_back(dim);
+  return sharded;
 }
 
 KernelPlan OutlineKernels(const ir::Module& module, bool device_math,

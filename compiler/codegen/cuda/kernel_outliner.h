@@ -30,6 +30,10 @@ struct Kernel {
   // Values of the enclosing function the kernel reads (arrays, scalars and
   // the sizes of the dims it uses), in parameter order.
   std::vector<const ir::Value*> captured;
+  // The sharded dims it uses: after `captured`, each one's extent and
+  // offset in this process (two i64 parameters; docs/gpu.md, Note [One GPU
+  // per process]).
+  std::vector<const ir::Dim*> sharded;
   // Contraction: result[i, j] = sum over k of a[i, k] * b[k, j] (any
   // layout of a and b).
   const ir::Value* a = nullptr;
@@ -72,5 +76,8 @@ constexpr int64_t kDefaultGpuMinWork = 16384;
 // The values defined outside `op` that it (or its regions) reads, and the
 // sizes of the dims it uses, without repeats.
 std::vector<const ir::Value*> CapturedValues(const ir::Op& op);
+
+// The sharded dims `op` (or its regions) uses, without repeats.
+std::vector<const ir::Dim*> ShardedDims(const ir::Op& op);
 
 }  // namespace delta::cuda

@@ -62,6 +62,16 @@ class KernelEmitter : public FunctionEmitter {
   // next synchronization (runtime/cuda.h).
   void EmitFailure(const ir::Loc& loc, llvm::StringRef message,
                    llvm::Value* first, llvm::Value* second) override;
+  // A sharded dim's extent and offset: the kernel's parameters.
+  llvm::Value* ShardExtent(const ir::Dim* dim) override {
+    return ShardParam(dim, 0);
+  }
+  llvm::Value* ShardOffset(const ir::Dim* dim) override {
+    return ShardParam(dim, 1);
+  }
+  llvm::Value* ShardParam(const ir::Dim* dim, unsigned which);
+  // Binds the captured values and the sharded dims' parameters, from
+  // parameter `first_arg` on.
   void BindCaptured(unsigned first_arg);
   llvm::Value* SpecialRegister(llvm::Intrinsic::ID id);
   void Barrier();
@@ -106,6 +116,7 @@ class KernelEmitter : public FunctionEmitter {
   llvm::Function* kernel_function_;
   std::vector<DeviceCheck>& checks_;
   llvm::Value* slot_ = nullptr;
+  unsigned first_shard_arg_ = 0;  // set by BindCaptured
 };
 
 void KernelEmitter::EmitFailure(const ir::Loc& loc, llvm::StringRef message,
@@ -143,6 +154,19 @@ void KernelEmitter::BindCaptured(unsigned first_arg) {
       arg = builder_.CreateTrunc(arg, builder_.getInt1Ty());
     Set(value, arg);
   }
+  first_shard_arg_ = next;
+}
+
+llvm::Value* KernelEmitter::ShardParam(const ir::Dim* dim, unsigned which) {
+  const auto& sharded = kernel_.sharded;
+  auto it = llvm::find(sharded, dim);
+  if (it == sharded.end() || first_shard_arg_ == 0)
+    llvm::report_fatal_error("cuda: kernel " + llvm::Twine(kernel_.name) +
+                             " uses sharded dim " + dim->name +
+                             " without its parameters");
+  return kernel_function_->getArg(
+      first_shard_arg_ + 2 * static_cast<unsigned>(it - sharded.begin()) +
+      which);
 }
 
 llvm::Value* KernelEmitter::SpecialRegister(llvm::Intrinsic::ID id) {
@@ -659,6 +683,7 @@ std::unique_ptr<llvm::Module> EmitKernels(const ir::Module& module,
     }
     for (const ir::Value* value : kernel.captured)
       params.push_back(ParamType(context, value));
+    params.insert(params.end(), 2 * kernel.sharded.size(), i64);
     llvm::Function* function = CreateKernel(*device, kernel.name, params);
     KernelEmitter emitter(module_context, kernel, function, checks);
     switch (kernel.kind) {

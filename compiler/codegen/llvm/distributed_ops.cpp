@@ -30,10 +30,19 @@ llvm::Value* FunctionEmitter::CallShard(llvm::StringRef name,
   return builder_.CreateCall(callee, args);
 }
 
+llvm::Value* FunctionEmitter::ShardExtent(const ir::Dim* dim) {
+  return CallShard("delta_shard_extent", builder_.getInt64Ty(),
+                   {GlobalDimSize(dim)});
+}
+
+llvm::Value* FunctionEmitter::ShardOffset(const ir::Dim* dim) {
+  return CallShard("delta_shard_offset", builder_.getInt64Ty(),
+                   {GlobalDimSize(dim)});
+}
+
 void FunctionEmitter::EmitCollective(const ir::Op& op) {
   if (op.kind == ir::OpKind::ShardOffset) {
-    Set(op.results[0], CallShard("delta_shard_offset", builder_.getInt64Ty(),
-                                 {GlobalDimSize(op.dims[0])}));
+    Set(op.results[0], ShardOffset(op.dims[0]));
     return;
   }
   // In place on a copy (a scalar goes through a stack slot): the operand

@@ -167,6 +167,11 @@ class FunctionEmitter {
   llvm::Value* DimSize(const ir::Dim* dim);
   // The size of the whole dim (what `size` gives).
   llvm::Value* GlobalDimSize(const ir::Dim* dim);
+  // This process's block of the sharded `dim`: its extent and where it
+  // starts in the whole dim (distributed_ops.cpp). Kernels take them as
+  // parameters: they cannot call the runtime.
+  virtual llvm::Value* ShardExtent(const ir::Dim* dim);
+  virtual llvm::Value* ShardOffset(const ir::Dim* dim);
   llvm::Type* RegisterType(ir::ElemKind kind);
   llvm::Type* MemoryType(ir::ElemKind kind);
   llvm::Type* ValueType(const ir::Type& type);

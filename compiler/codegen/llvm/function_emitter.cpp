@@ -86,10 +86,7 @@ llvm::Value* FunctionEmitter::Get(const ir::Value* value) {
 }
 
 llvm::Value* FunctionEmitter::DimSize(const ir::Dim* dim) {
-  if (dim->sharded)
-    return CallShard("delta_shard_extent", builder_.getInt64Ty(),
-                     {GlobalDimSize(dim)});
-  return GlobalDimSize(dim);
+  return dim->sharded ? ShardExtent(dim) : GlobalDimSize(dim);
 }
 
 llvm::Value* FunctionEmitter::GlobalDimSize(const ir::Dim* dim) {
