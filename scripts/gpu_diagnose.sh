@@ -40,6 +40,13 @@ section() { echo; echo "== $*"; }
       DELTA_CUDA_TRACE=1 timeout 60 "$chain" $n 2>&1 | grep "^cuda:" | tail -n 40
     done
   fi
+  # Sharded programs under mpirun on the GPU need an MPI there that can
+  # start the carried dlc (Debian's OpenMPI 4.1 libmpi.so.40): what is there?
+  section "MPI on this machine"
+  command -v mpirun orterun mpiexec 2>&1
+  mpirun --version 2>&1 | head -n 2
+  python3 -m pip list 2>/dev/null | grep -iE "mpi|nccl"
+  find / -xdev -name "libmpi.so*" 2>/dev/null | head -n 10
   section "nvidia-smi"
   nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
 } >"$out/diagnose.txt" 2>&1
