@@ -26,10 +26,8 @@ constexpr int64_t kBlockK = 256;   // depth of a packed panel (L1: a B strip)
 constexpr int64_t kBlockN = 1024;  // columns of packed B (L2/L3)
 constexpr int64_t kBlockM = 96;    // rows of packed A per task (L2)
 // Columns per thread from which a parallel product splits by columns
-// (Note [Column split]); down to kSplitColumnsSquat when C has no more rows
-// than columns.
+// (Note [Column split]).
 constexpr int64_t kSplitColumnsMin = 256;
-constexpr int64_t kSplitColumnsSquat = 128;
 // Up to this many rows and columns of C, a product whose operands are
 // contiguous in k runs as dot products (Note [Dot products]); at 32 (GMM
 // d32) the packed kernel is faster again.
@@ -600,15 +598,10 @@ void Gemm(const Problem<T>& p, int32_t flags) {
   // computes its own columns of C as a serial product: it packs its own
   // part of B (into its own L2) and never waits for the others, where
   // splitting rows makes the threads share each packed strip of B and meet
-  // twice per strip. A is packed once per task instead of once, which
-  // costs less than sharing B's strip while A is no larger than B's part:
-  // 128 x 256 x 256 on 2 threads (128 columns each) took 0.81x the time of
-  // the row split, 256 x 256 x 256 0.88x, 512 x 256 x 256 the same, 1024
-  // x 256 x 256 1.08x.
-  int64_t split_min = p.m <= p.n ? kSplitColumnsSquat : kSplitColumnsMin;
-  if (parallel && p.n >= split_min * delta_num_threads()) {
+  // twice per strip. A is packed once per task instead of once.
+  if (parallel && p.n >= kSplitColumnsMin * delta_num_threads()) {
     int64_t threads = delta_num_threads();
-    int64_t tasks = std::min<int64_t>(threads, p.n / split_min);
+    int64_t tasks = std::min<int64_t>(threads, p.n / kSplitColumnsMin);
     int64_t per_task = ((p.n + tasks - 1) / tasks + nr - 1) / nr * nr;
     ColumnSplit<T> split{&p, per_task};
     delta_parallel_for((p.n + per_task - 1) / per_task, GemmColumns<T>, &split);

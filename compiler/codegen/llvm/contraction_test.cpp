@@ -78,16 +78,6 @@ TEST_CASE("the gemm kernel equals the naive loop bit for bit") {
         }
 }
 
-// Note [Column split] in runtime/kernels.cpp: 300 columns go to two
-// threads by columns when C has no more rows than columns (200 and 300
-// rows), by rows otherwise (301).
-TEST_CASE("squat products split by columns, bit for bit") {
-  for (int64_t m : {200, 300, 301}) {
-    Check<float>(delta_gemm_f32, m, 300, 257, m % 2 == 1, 0);
-    Check<double>(delta_gemm_f64, m, 300, 257, m % 2 == 0, 0, true);
-  }
-}
-
 // Few rows, many columns, C row-major (the LSTM's per-step products): B
 // packed depth by depth (Note [B packing order]), or read in place up to 24
 // rows, and short last panels of A (Note [Short panels]).
