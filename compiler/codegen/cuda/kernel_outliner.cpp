@@ -236,6 +236,71 @@ bool IsSmall(const ir::Op& op, int64_t min_work) {
   return work < min_work;
 }
 
+void Collect(const ir::Op& op, llvm::SmallPtrSetImpl<const ir::Value*>& defined,
+             std::vector<const ir::Value*>& used) {
+  for (const ir::Value* operand : op.operands) used.push_back(operand);
+  for (const auto& region : op.regions) {
+    for (const ir::Value* arg : region->args) defined.insert(arg);
+    for (const auto& inner : region->ops) {
+      Collect(*inner, defined, used);
+      for (const ir::Value* result : inner->results) defined.insert(result);
+    }
+  }
+}
+
+// What `op` and its regions read (`used`, with repeats), define inside
+// (`defined`), and the dims of all of it, of `op` and of its regions' ops
+// (`dims`, with repeats).
+struct Uses {
+  llvm::SmallPtrSet<const ir::Value*, 16> defined;
+  std::vector<const ir::Value*> used;
+  std::vector<const ir::Dim*> dims;
+};
+
+Uses UsesOf(const ir::Op& op) {
+  Uses uses;
+  Collect(op, uses.defined, uses.used);
+  std::vector<const ir::Dim*>& dims = uses.dims;
+  dims.assign(op.dims.begin(), op.dims.end());
+  auto add_dims = [&](const ir::Value* value) {
+    for (const ir::Dim* dim : value->type.dims) dims.push_back(dim);
+    if (value->type.index_dim != nullptr) dims.push_back(value->type.index_dim);
+  };
+  for (const ir::Value* value : uses.used) add_dims(value);
+  for (const ir::Value* value : uses.defined) add_dims(value);
+  for (const ir::Value* value : op.results) add_dims(value);
+  std::function<void(const ir::Op&)> add_op_dims = [&](const ir::Op& inner) {
+    dims.insert(dims.end(), inner.dims.begin(), inner.dims.end());
+    for (const auto& region : inner.regions)
+      for (const auto& nested : region->ops) add_op_dims(*nested);
+  };
+  add_op_dims(op);
+  return uses;
+}
+
+// The values defined outside the op that it reads, and the sizes of the
+// dims it uses, without repeats (CapturedValues).
+std::vector<const ir::Value*> Captured(const Uses& uses) {
+  std::vector<const ir::Value*> used = uses.used;
+  for (const ir::Dim* dim : uses.dims)
+    if (!dim->constant && dim->size != nullptr) used.push_back(dim->size);
+  std::vector<const ir::Value*> captured;
+  llvm::SmallPtrSet<const ir::Value*, 16> seen;
+  for (const ir::Value* value : used)
+    if (!uses.defined.contains(value) && seen.insert(value).second)
+      captured.push_back(value);
+  return captured;
+}
+
+// The sharded dims the op uses, without repeats (Kernel::sharded).
+std::vector<const ir::Dim*> Sharded(const Uses& uses) {
+  std::vector<const ir::Dim*> sharded;
+  for (const ir::Dim* dim : uses.dims)
+    if (dim->sharded && !llvm::is_contained(sharded, dim))
+      sharded.push_back(dim);
+  return sharded;
+}
+
 // Whether `op` reads an array that a kernel made: on the host it would
 // wait for the GPU and copy that array back, which costs more than a
 // launch (Note [Small ops on the host]).
@@ -266,73 +331,19 @@ void Outline(const ir::Block& block, bool device_math, int64_t min_work,
                   function.name + "_" + ir::OpMnemonic(op->kind).str();
     for (char& c : kernel.name)
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    kernel.captured = CapturedValues(*op);
-    kernel.sharded = ShardedDims(*op);
+    Uses uses = UsesOf(*op);
+    kernel.captured = Captured(uses);
+    kernel.sharded = Sharded(uses);
     plan.index[op.get()] = plan.kernels.size();
     plan.kernels.push_back(std::move(kernel));
     for (const ir::Value* result : op->results) made.insert(result);
   }
 }
 
-void Collect(const ir::Op& op, llvm::SmallPtrSetImpl<const ir::Value*>& defined,
-             std::vector<const ir::Value*>& used) {
-  for (const ir::Value* operand : op.operands) used.push_back(operand);
-  for (const auto& region : op.regions) {
-    for (const ir::Value* arg : region->args) defined.insert(arg);
-    for (const auto& inner : region->ops) {
-      Collect(*inner, defined, used);
-      for (const ir::Value* result : inner->results) defined.insert(result);
-    }
-  }
-}
-
-// The dims of every value `op` touches (`used` and `defined`, from
-// Collect), its own and its regions' ops' dims; with repeats.
-std::vector<const ir::Dim*> DimsUsed(
-    const ir::Op& op, const std::vector<const ir::Value*>& used,
-    const llvm::SmallPtrSet<const ir::Value*, 16>& defined) {
-  std::vector<const ir::Dim*> dims(op.dims.begin(), op.dims.end());
-  auto add_dims = [&](const ir::Value* value) {
-    for (const ir::Dim* dim : value->type.dims) dims.push_back(dim);
-    if (value->type.index_dim != nullptr) dims.push_back(value->type.index_dim);
-  };
-  for (const ir::Value* value : used) add_dims(value);
-  for (const ir::Value* value : defined) add_dims(value);
-  for (const ir::Value* value : op.results) add_dims(value);
-  std::function<void(const ir::Op&)> add_op_dims = [&](const ir::Op& inner) {
-    dims.insert(dims.end(), inner.dims.begin(), inner.dims.end());
-    for (const auto& region : inner.regions)
-      for (const auto& nested : region->ops) add_op_dims(*nested);
-  };
-  add_op_dims(op);
-  return dims;
-}
-
 }  // namespace
 
 std::vector<const ir::Value*> CapturedValues(const ir::Op& op) {
-  llvm::SmallPtrSet<const ir::Value*, 16> defined;
-  std::vector<const ir::Value*> used;
-  Collect(op, defined, used);
-  for (const ir::Dim* dim : DimsUsed(op, used, defined))
-    if (!dim->constant && dim->size != nullptr) used.push_back(dim->size);
-  std::vector<const ir::Value*> captured;
-  llvm::SmallPtrSet<const ir::Value*, 16> seen;
-  for (const ir::Value* value : used)
-    if (!defined.contains(value) && seen.insert(value).second)
-      captured.push_back(value);
-  return captured;
-}
-
-std::vector<const ir::Dim*> ShardedDims(const ir::Op& op) {
-  llvm::SmallPtrSet<const ir::Value*, 16> defined;
-  std::vector<const ir::Value*> used;
-  Collect(op, defined, used);
-  std::vector<const ir::Dim*> sharded;
-  for (const ir::Dim* dim : DimsUsed(op, used, defined))
-    if (dim->sharded && !llvm::is_contained(sharded, dim))
-      sharded.push_back(dim);
-  return sharded;
+  return Captured(UsesOf(op));
 }
 
 KernelPlan OutlineKernels(const ir::Module& module, bool device_math,

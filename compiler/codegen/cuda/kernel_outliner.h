@@ -77,7 +77,4 @@ constexpr int64_t kDefaultGpuMinWork = 16384;
 // sizes of the dims it uses, without repeats.
 std::vector<const ir::Value*> CapturedValues(const ir::Op& op);
 
-// The sharded dims `op` (or its regions) uses, without repeats.
-std::vector<const ir::Dim*> ShardedDims(const ir::Op& op);
-
 }  // namespace delta::cuda
