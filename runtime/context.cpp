@@ -2,6 +2,7 @@
 // checks, layout conversion, error capture and the tracked allocator.
 #include "runtime/context.h"
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,14 @@ struct Guard {
   BufferHeader buffers;  // the list's sentinel
   int32_t status = DELTA_STATUS_OK;
   char message[1024];
+  // Note [Results in the caller's buffers]: per result of a CPU entry, the
+  // caller's buffer still on offer (null: none) and its bytes, and the
+  // buffer handed out for it.
+  int64_t num_results = 0;
+  void** offered = nullptr;
+  const int64_t* offered_bytes = nullptr;
+  void** taken = nullptr;
+  bool any_taken = false;
 };
 
 thread_local Guard* current_guard = nullptr;
@@ -80,6 +89,17 @@ int64_t ConstantSize(const DeltaAbiDim& dim) {
   if (dim.size_param == DELTA_ABI_SHARDED && delta_shard_extent != nullptr)
     return delta_shard_extent(dim.constant);
   return dim.constant;
+}
+
+// DELTA_ABI_TRACE=1: each call says, per array result, whether it was made
+// in the caller's buffer or copied there (Note [Results in the caller's
+// buffers] in docs/internals/c_abi.md).
+bool AbiTracing() {
+  static const bool tracing = [] {
+    const char* value = std::getenv("DELTA_ABI_TRACE");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return tracing;
 }
 
 void FreeAll(BufferHeader& list) {
@@ -298,6 +318,7 @@ struct InvocationScratch {
   std::vector<int64_t> result_bytes;
   std::vector<void*> buffers;
   std::vector<int64_t> buffer_bytes;
+  std::vector<void*> taken;  // Note [Results in the caller's buffers]
   // One leaf's canonical sizes and strides, and the caller's strides.
   std::vector<int64_t> layout_sizes, layout_strides, layout_user_strides;
 };
@@ -757,6 +778,15 @@ class Invocation {
     auto overlaps = [](const DeviceLeaf& a, const DeviceLeaf& b) {
       return a.data < b.data + b.bytes && b.data < a.data + a.bytes;
     };
+    std::vector<void*>& taken = scratch_.taken;
+    taken.assign(buffers.size(), nullptr);
+    if (entry_.device == nullptr) {
+      OfferCallerBuffers(buffers, buffer_bytes);
+      guard.num_results = entry_.num_results;
+      guard.offered = buffers.data();
+      guard.offered_bytes = buffer_bytes.data();
+      guard.taken = taken.data();
+    }
     for (const DeviceLeaf& out : scratch_.device_results) {
       bool alone = out.canonical && out.bytes > 0;
       for (const DeviceLeaf& in : scratch_.device_inputs)
@@ -784,11 +814,21 @@ class Invocation {
                         buffer_bytes.data()};
     int32_t status = RunGuarded(guard, call);
     if (status == DELTA_STATUS_OK) {
-      for (int64_t i = 0; i < entry_.num_results; ++i)
-        if (!scratch_.result_on_device[static_cast<size_t>(i)])
-          WriteResult(entry_.results[i],
-                      scratch_.outputs[static_cast<size_t>(i)],
-                      results[static_cast<size_t>(i)]);
+      if (guard.any_taken) MoveOutOfOtherBuffers(results, taken);
+      for (int64_t i = 0; i < entry_.num_results; ++i) {
+        auto k = static_cast<size_t>(i);
+        if (scratch_.result_on_device[k]) continue;
+        // Made in the caller's buffer: nothing to copy or free.
+        bool in_place = entry_.results[i].rank > 0 && taken[k] != nullptr &&
+                        results[k] == reinterpret_cast<uint64_t>(taken[k]);
+        if (entry_.results[i].rank > 0 && AbiTracing())
+          std::fprintf(stderr, "delta abi: %s%s result %lld: %s\n", entry_.name,
+                       dlpack_ ? "_dl" : "", static_cast<long long>(i),
+                       in_place ? "made in the caller's buffer"
+                                : "copied into the caller's buffer");
+        if (!in_place)
+          WriteResult(entry_.results[i], scratch_.outputs[k], results[k]);
+      }
     } else {
       message_ = guard.message;
     }
@@ -796,6 +836,78 @@ class Invocation {
     // (copied above) and, after an error, the unwound frames' arrays.
     FreeAll(guard.buffers);
     return status;
+  }
+
+  // Note [Results in the caller's buffers]: a host result whose buffer is
+  // compact in canonical order and overlaps no input array and no other
+  // result may be made there.
+  void OfferCallerBuffers(std::vector<void*>& buffers,
+                          std::vector<int64_t>& bytes) {
+    std::vector<int64_t>& sizes = scratch_.layout_sizes;
+    std::vector<int64_t>& strides = scratch_.layout_strides;
+    std::vector<int64_t>& user_strides = scratch_.layout_user_strides;
+    for (int64_t i = 0; i < entry_.num_results; ++i) {
+      const DeltaAbiLeaf& leaf = entry_.results[i];
+      const UserArray& array = scratch_.outputs[static_cast<size_t>(i)].array;
+      if (leaf.rank == 0 || array.on_device) continue;
+      CanonicalLayout(leaf, array, sizes, strides, user_strides);
+      bool compact = true;
+      for (size_t k = 0; k < sizes.size(); ++k)
+        compact &= sizes[k] <= 1 || strides[k] == user_strides[k];
+      Span span = SpanOf(leaf, array);
+      if (!compact || span.begin == span.end) continue;
+      bool alone = true;
+      for (int64_t j = 0; j < entry_.num_params && alone; ++j)
+        if (entry_.params[j].rank > 0)
+          alone = !span.Overlaps(SpanOf(
+              entry_.params[j], scratch_.arrays[static_cast<size_t>(j)]));
+      for (int64_t j = 0; j < entry_.num_results && alone; ++j)
+        if (j != i && entry_.results[j].rank > 0)
+          alone = !span.Overlaps(
+              SpanOf(entry_.results[j],
+                     scratch_.outputs[static_cast<size_t>(j)].array));
+      if (!alone) continue;
+      buffers[static_cast<size_t>(i)] = array.data;
+      bytes[static_cast<size_t>(i)] = span.end - span.begin;
+    }
+  }
+
+  // The bytes an array of the caller spans, whatever its strides.
+  struct Span {
+    const char* begin;
+    const char* end;
+    bool Overlaps(const Span& other) const {
+      return begin < other.end && other.begin < end;
+    }
+  };
+  Span SpanOf(const DeltaAbiLeaf& leaf, const UserArray& array) const {
+    int64_t elem_size = delta_elem_bytes(leaf.elem);
+    int64_t low = 0, high = elem_size;
+    for (size_t k = 0; k < array.sizes.size(); ++k) {
+      if (array.sizes[k] == 0) return {array.data, array.data};
+      int64_t reach = (array.sizes[k] - 1) * array.strides[k] * elem_size;
+      (reach < 0 ? low : high) += reach;
+    }
+    return {array.data + low, array.data + high};
+  }
+
+  // A result made in the caller's buffer of another result (an exported
+  // function that returns what another one it calls made) is copied out
+  // before the buffers are written.
+  void MoveOutOfOtherBuffers(std::vector<uint64_t>& results,
+                             const std::vector<void*>& taken) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (entry_.results[i].rank == 0 ||
+          results[i] == reinterpret_cast<uint64_t>(taken[i]))
+        continue;
+      auto* array = reinterpret_cast<void*>(results[i]);
+      if (std::find(taken.begin(), taken.end(), array) == taken.end()) continue;
+      int64_t bytes =
+          Count(entry_.results[i]) * delta_elem_bytes(entry_.results[i].elem);
+      void* copy = delta_abi_alloc(bytes);
+      std::memcpy(copy, array, static_cast<size_t>(bytes));
+      results[i] = reinterpret_cast<uint64_t>(copy);
+    }
   }
 
   void WriteResult(const DeltaAbiLeaf& leaf, Output& output, uint64_t value) {
@@ -991,8 +1103,27 @@ void* delta_abi_alloc(int64_t bytes) {
   return header + 1;
 }
 
+void* delta_abi_alloc_result(int64_t index, int64_t bytes) {
+  Guard* guard = current_guard;
+  if (guard != nullptr && index >= 0 && index < guard->num_results &&
+      guard->offered[index] != nullptr &&
+      guard->offered_bytes[index] == bytes) {
+    void* buffer = guard->offered[index];
+    guard->offered[index] = nullptr;  // one array per buffer
+    guard->taken[index] = buffer;
+    guard->any_taken = true;
+    return buffer;
+  }
+  return delta_abi_alloc(bytes);
+}
+
 void delta_abi_free(void* pointer) {
   if (pointer == nullptr) return;
+  // A result made in the caller's buffer and then dropped (an exported
+  // function called by another) stays the caller's.
+  if (const Guard* guard = current_guard; guard != nullptr && guard->any_taken)
+    for (int64_t i = 0; i < guard->num_results; ++i)
+      if (guard->taken[i] == pointer) return;
   BufferHeader* header = static_cast<BufferHeader*>(pointer) - 1;
   header->prev->next = header->next;
   header->next->prev = header->prev;

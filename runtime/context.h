@@ -150,6 +150,11 @@ int32_t delta_abi_result_sizes(const DeltaAbiEntry* entry, const int64_t* sizes,
    free what the unwound frames owned. */
 void* delta_abi_alloc(int64_t bytes);
 void delta_abi_free(void* pointer);
+/* Result `index` of the running entry: the caller's buffer for it when the
+   call offered one of `bytes` bytes (once), else delta_abi_alloc(bytes).
+   delta_abi_free leaves such a buffer alone. Note [Results in the caller's
+   buffers] in docs/internals/c_abi.md. */
+void* delta_abi_alloc_result(int64_t index, int64_t bytes);
 
 #ifdef __cplusplus
 }

@@ -171,6 +171,7 @@ bool WriteLibrary(const sema::Program& program, const ir::Module& module,
   codegen_options.opt_level = options.opt_level;
   codegen_options.hooks = options.hooks;
   codegen_options.timings = options.timings;
+  codegen_options.library = true;
   std::unique_ptr<llvm::Module> llvm_module =
       codegen::EmitLLVM(module, context, codegen_options);
   EmitEntryWrappers(abi, *llvm_module, options.hooks != nullptr);

@@ -212,6 +212,7 @@ llvm::Value* FunctionEmitter::Destination(const ir::Value* result) const {
 llvm::Value* FunctionEmitter::ResultBuffer(const ir::Op& op,
                                            const ir::Value* result) {
   if (llvm::Value* destination = Destination(result)) return destination;
+  if (result_slots_.contains(result)) return AllocateResult(result);
   return ReusableOperand(op, result->type);
 }
 

@@ -324,7 +324,7 @@ void FunctionEmitter::EmitBlocks(const ir::Block& block,
             module_.alloc,
             {builder_.CreateMul(sizes.blocks, TypeBytes(result->type))});
       else
-        destinations_[result] = Allocate(result->type);
+        destinations_[result] = AllocateResult(result);
     }
   }
   llvm::Value* size = DimSize(group.dim);

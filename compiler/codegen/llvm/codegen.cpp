@@ -292,6 +292,23 @@ std::unique_ptr<llvm::Module> EmitLLVM(const ir::Module& module,
   if (module_context.fast_math && options.hooks == nullptr)
     module_context.layout = ChoosePhysicalLayout(module);
   DeclareRuntime(module_context);
+  if (options.library && options.hooks == nullptr) {
+    llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+    module_context.alloc_result = llvm_module->getOrInsertFunction(
+        "delta_abi_alloc_result",
+        llvm::FunctionType::get(
+            ptr,
+            {llvm::Type::getInt64Ty(context), llvm::Type::getInt64Ty(context)},
+            false));
+    // Fresh memory or a caller's buffer that overlaps no input and no
+    // other result: no alias, but only the element's alignment.
+    auto* alloc_result =
+        llvm::cast<llvm::Function>(module_context.alloc_result.getCallee());
+    alloc_result->addFnAttr(llvm::Attribute::NoUnwind);
+    alloc_result->addFnAttr(llvm::Attribute::WillReturn);
+    alloc_result->addRetAttr(llvm::Attribute::NoAlias);
+    alloc_result->addRetAttr(llvm::Attribute::NonNull);
+  }
   module_context.hooks = options.hooks;
   if (options.hooks != nullptr) options.hooks->BeginModule(module_context);
 

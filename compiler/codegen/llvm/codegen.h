@@ -37,6 +37,10 @@ struct CodegenOptions {
   // Also define the C `int main(int, char**)` that runs the Delta `main`
   // (for executables and for `dlc run`, whose JIT calls it).
   bool emit_c_main = false;
+  // A library (`dlc build --lib`): exported functions may make their
+  // results in the caller's buffers (Note [Results in the caller's
+  // buffers] in docs/internals/c_abi.md).
+  bool library = false;
   // Another backend's share of the host code (the CUDA backend's launches);
   // null for plain CPU code. See emitter.h.
   HostHooks* hooks = nullptr;

@@ -180,8 +180,7 @@ bool FunctionEmitter::EmitContraction(const ir::Op& op) {
 
   ArrayView a_view = View(a->type, Get(a));
   ArrayView b_view = View(b->type, Get(b));
-  llvm::Value* result = Destination(op.results[0]);
-  if (result == nullptr) result = Allocate(type);
+  llvm::Value* result = AllocateResult(op.results[0]);
   ArrayView c_view = View(type, result);
   auto stride = [&](const ArrayView& view, const ir::Dim* dim) {
     return view.strides[view.type.dims.IndexOf(dim)];

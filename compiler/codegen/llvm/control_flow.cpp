@@ -210,10 +210,7 @@ void FunctionEmitter::EmitLoop(const ir::Op& op) {
   // A loop over a dim may stack extra yielded values over it (a scan).
   std::vector<ArrayView> stacked;
   for (size_t i = state.size(); i < op.results.size(); ++i) {
-    llvm::Value* into = Destination(op.results[i]);
-    stacked.push_back(
-        View(op.results[i]->type,
-             into != nullptr ? into : Allocate(op.results[i]->type)));
+    stacked.push_back(View(op.results[i]->type, AllocateResult(op.results[i])));
   }
   const ir::Block& body = *op.region(0);
   const ir::Op* yield = body.terminator();

@@ -86,6 +86,9 @@ struct ModuleContext {
   llvm::FunctionCallee alloc, free, fail, fail_format;
   llvm::FunctionCallee print_begin, print_text, print_value, print_end;
   llvm::FunctionCallee read_npy, write_npy, parallel_for;
+  // delta_abi_alloc_result in library modules (Note [Results in the
+  // caller's buffers] in docs/internals/c_abi.md); null otherwise.
+  llvm::FunctionCallee alloc_result;
   // delta_set_location, delta_enter_call and delta_leave_call (host
   // modules only: null in kernel modules).
   llvm::FunctionCallee set_location, enter_call, leave_call;
@@ -189,6 +192,13 @@ class FunctionEmitter {
 
   // --- function_emitter.cpp: values, memory, checks, regions ---
   llvm::Value* Allocate(const ir::Type& type);
+  // A new array for `result` of the op being emitted: its destination, the
+  // caller's buffer (Note [Results in the caller's buffers] in
+  // docs/internals/c_abi.md), or a fresh buffer.
+  llvm::Value* AllocateResult(const ir::Value* result);
+  // Result `index` of an exported library function: the caller's buffer
+  // for it when the call offers one, else a fresh buffer.
+  llvm::Value* AllocateInCallerBuffer(int64_t index, const ir::Type& type);
   void Free(llvm::Value* data);
   llvm::Value* CopyArray(const ir::Type& type, llvm::Value* data);
   // Reports a run-time error and leaves the current block terminated
@@ -262,11 +272,12 @@ class FunctionEmitter {
   bool IsCanonicalLayout(const ir::Type& type) const;
   // A copy of the array between canonical and memory order (the array
   // itself when they agree), for function boundaries, printing and files.
+  // A copy goes to `into` if given.
   llvm::Value* Relayout(const ir::Type& type, llvm::Value* data,
-                        bool to_physical);
+                        bool to_physical, llvm::Value* into = nullptr);
   // Relayout of an array the caller owns: the original is freed if copied.
   llvm::Value* RelayoutOwned(const ir::Type& type, llvm::Value* data,
-                             bool to_physical);
+                             bool to_physical, llvm::Value* into = nullptr);
   // The array in canonical order, to read for a call, printing or a file;
   // a copy made for it is added to `temporaries`, for the caller to free.
   llvm::Value* CanonicalTemporary(const ir::Type& type, llvm::Value* data,
@@ -346,7 +357,8 @@ class FunctionEmitter {
   // [In-place array ops]), and that no longer needs freeing; null if none.
   llvm::Value* ReusableOperand(const ir::Op& op, const ir::Type& type);
   // Where `result` of `op` goes: its destination (Note [Scan outputs in
-  // place]), a reusable operand, or null for a new buffer.
+  // place]), the caller's buffer, a reusable operand, or null for a new
+  // buffer.
   llvm::Value* ResultBuffer(const ir::Op& op, const ir::Value* result);
   // The buffer `result` is to be written into (Note [Scan outputs in
   // place]), or null.
@@ -428,6 +440,9 @@ class FunctionEmitter {
   // Arrays that their op writes into a given buffer (a scan's slice), which
   // the region neither owns nor frees.
   llvm::DenseMap<const ir::Value*, llvm::Value*> destinations_;
+  // An exported library function's results that the op making them may
+  // allocate in the caller's buffer: value -> result index.
+  llvm::DenseMap<const ir::Value*, int64_t> result_slots_;
   // Uses of owned values at the op being emitted, for TakeOperand.
   llvm::DenseMap<const ir::Value*, size_t>* last_use_ = nullptr;
   size_t op_index_ = 0;

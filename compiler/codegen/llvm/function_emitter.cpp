@@ -57,11 +57,28 @@ void FunctionEmitter::EmitBody() {
     args.push_back(Relayout(arg->type, data, /*to_physical=*/true));
     owned.push_back(args.back() != data);
   }
-  std::vector<llvm::Value*> results = EmitRegionValues(body, args, owned);
+  // Note [Results in the caller's buffers]: an array made at the top of
+  // the body and returned in canonical order is made where the caller
+  // wants it (the first result it is, if it is several).
   const ir::Op* terminator = body.terminator();
-  for (size_t i = 0; i < results.size(); ++i)
-    results[i] = RelayoutOwned(terminator->operands[i]->type, results[i],
-                               /*to_physical=*/false);
+  bool offers_buffers = module_.alloc_result && function_.is_export;
+  if (offers_buffers)
+    for (size_t i = 0; i < terminator->operands.size(); ++i) {
+      const ir::Value* value = terminator->operands[i];
+      if (!value->type.IsScalar() && value->def != nullptr &&
+          value->def->parent == &body && IsCanonicalLayout(value->type))
+        result_slots_.try_emplace(value, static_cast<int64_t>(i));
+    }
+  std::vector<llvm::Value*> results = EmitRegionValues(body, args, owned);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const ir::Type& type = terminator->operands[i]->type;
+    // A result in another memory order is copied into canonical order
+    // anyway: the copy goes to the caller's buffer.
+    llvm::Value* into = nullptr;
+    if (offers_buffers && !type.IsScalar() && !IsCanonicalLayout(type))
+      into = AllocateInCallerBuffer(static_cast<int64_t>(i), type);
+    results[i] = RelayoutOwned(type, results[i], /*to_physical=*/false, into);
+  }
   if (module_.hooks != nullptr) module_.hooks->BeforeReturn(*this, function_);
   llvm::Type* result_type = llvm_function_->getReturnType();
   if (results.empty()) {
@@ -128,6 +145,22 @@ llvm::Value* FunctionEmitter::Allocate(const ir::Type& type) {
   return builder_.CreateCall(module_.alloc, {bytes});
 }
 
+llvm::Value* FunctionEmitter::AllocateResult(const ir::Value* result) {
+  if (llvm::Value* destination = Destination(result)) return destination;
+  auto slot = result_slots_.find(result);
+  if (slot != result_slots_.end())
+    return AllocateInCallerBuffer(slot->second, result->type);
+  return Allocate(result->type);
+}
+
+llvm::Value* FunctionEmitter::AllocateInCallerBuffer(int64_t index,
+                                                     const ir::Type& type) {
+  llvm::Value* bytes = builder_.CreateMul(
+      ElementCount(type.dims), builder_.getInt64(ElemBytes(type.elem)));
+  return builder_.CreateCall(module_.alloc_result,
+                             {builder_.getInt64(index), bytes});
+}
+
 void FunctionEmitter::Free(llvm::Value* data) {
   builder_.CreateCall(module_.free, {data});
 }
@@ -138,7 +171,11 @@ llvm::Value* FunctionEmitter::CopyArray(const ir::Type& type,
       ElementCount(type.dims), builder_.getInt64(ElemBytes(type.elem)));
   if (module_.copy) return builder_.CreateCall(module_.copy, {data, bytes});
   llvm::Value* copy = Allocate(type);
-  builder_.CreateMemCpy(copy, llvm::Align(64), data, llvm::Align(64), bytes);
+  // `data` may be the caller's (a parameter, a result made in its buffer):
+  // only the element's alignment is known.
+  builder_.CreateMemCpy(
+      copy, llvm::Align(64), data,
+      llvm::Align(static_cast<uint64_t>(ElemBytes(type.elem))), bytes);
   return copy;
 }
 

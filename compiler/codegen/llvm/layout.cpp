@@ -199,9 +199,9 @@ bool FunctionEmitter::IsCanonicalLayout(const ir::Type& type) const {
 }
 
 llvm::Value* FunctionEmitter::Relayout(const ir::Type& type, llvm::Value* data,
-                                       bool to_physical) {
+                                       bool to_physical, llvm::Value* into) {
   if (type.IsScalar() || IsCanonicalLayout(type)) return data;
-  llvm::Value* copy = Allocate(type);
+  llvm::Value* copy = into != nullptr ? into : Allocate(type);
   ArrayView from = View(type, data, /*canonical=*/to_physical);
   ArrayView to = View(type, copy, /*canonical=*/!to_physical);
   Coords coords;
@@ -211,9 +211,9 @@ llvm::Value* FunctionEmitter::Relayout(const ir::Type& type, llvm::Value* data,
 }
 
 llvm::Value* FunctionEmitter::RelayoutOwned(const ir::Type& type,
-                                            llvm::Value* data,
-                                            bool to_physical) {
-  llvm::Value* copy = Relayout(type, data, to_physical);
+                                            llvm::Value* data, bool to_physical,
+                                            llvm::Value* into) {
+  llvm::Value* copy = Relayout(type, data, to_physical, into);
   if (copy != data) Free(data);
   return copy;
 }

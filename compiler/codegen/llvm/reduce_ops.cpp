@@ -56,8 +56,7 @@ void FunctionEmitter::EmitReduce(const ir::Op& op) {
     Set(op.results[0], builder_.CreateLoad(acc->getAllocatedType(), acc));
     return;
   }
-  llvm::Value* result = Destination(op.results[0]);
-  if (result == nullptr) result = Allocate(type);
+  llvm::Value* result = AllocateResult(op.results[0]);
   ArrayView view = View(type, result);
   std::vector<const ir::Dim*> result_dims = LoopOrder(type.dims);
   if (outer_reduces) {
