@@ -679,16 +679,25 @@ class Invocation {
     }
   }
 
+  // Whether the caller's buffer is compact in canonical order (the
+  // layout generated code reads and writes); leaves the leaf's layout in
+  // scratch_.layout_* (CanonicalLayout) for a copy.
+  bool IsCanonicalCompact(const DeltaAbiLeaf& leaf, const UserArray& array) {
+    std::vector<int64_t>& sizes = scratch_.layout_sizes;
+    std::vector<int64_t>& strides = scratch_.layout_strides;
+    std::vector<int64_t>& user_strides = scratch_.layout_user_strides;
+    CanonicalLayout(leaf, array, sizes, strides, user_strides);
+    for (size_t k = 0; k < sizes.size(); ++k)
+      if (sizes[k] > 1 && strides[k] != user_strides[k]) return false;
+    return true;
+  }
+
   bool ToCanonical(const DeltaAbiLeaf& leaf, const UserArray& array,
                    char*& canonical) {
     std::vector<int64_t>& sizes = scratch_.layout_sizes;
     std::vector<int64_t>& strides = scratch_.layout_strides;
     std::vector<int64_t>& user_strides = scratch_.layout_user_strides;
-    CanonicalLayout(leaf, array, sizes, strides, user_strides);
-    bool same = true;
-    for (size_t k = 0; k < sizes.size(); ++k)
-      same &= sizes[k] <= 1 || strides[k] == user_strides[k];
-    if (same) {  // zero-copy: the caller's buffer is already canonical
+    if (IsCanonicalCompact(leaf, array)) {  // zero-copy: already canonical
       canonical = array.data;
       return true;
     }
@@ -768,18 +777,13 @@ class Invocation {
         result_bytes[static_cast<size_t>(i)] =
             Count(entry_.results[i]) * delta_elem_bytes(entry_.results[i].elem);
     Guard guard;
-    // Note [Results written in place] in docs/gpu.md: a canonical device
-    // result that overlaps no device input and no other result may be
-    // written by the kernel that makes it.
     std::vector<void*>& buffers = scratch_.buffers;
     buffers.assign(static_cast<size_t>(entry_.num_results), nullptr);
     std::vector<int64_t>& buffer_bytes = scratch_.buffer_bytes;
     buffer_bytes.assign(buffers.size(), -1);
-    auto overlaps = [](const DeviceLeaf& a, const DeviceLeaf& b) {
-      return a.data < b.data + b.bytes && b.data < a.data + a.bytes;
-    };
     std::vector<void*>& taken = scratch_.taken;
     taken.assign(buffers.size(), nullptr);
+    // Note [Results in the caller's buffers]: host results of a CPU entry.
     if (entry_.device == nullptr) {
       OfferCallerBuffers(buffers, buffer_bytes);
       guard.num_results = entry_.num_results;
@@ -787,6 +791,12 @@ class Invocation {
       guard.offered_bytes = buffer_bytes.data();
       guard.taken = taken.data();
     }
+    // Note [Results written in place] in docs/gpu.md: a canonical device
+    // result that overlaps no device input and no other result may be
+    // written by the kernel that makes it.
+    auto overlaps = [](const DeviceLeaf& a, const DeviceLeaf& b) {
+      return a.data < b.data + b.bytes && b.data < a.data + a.bytes;
+    };
     for (const DeviceLeaf& out : scratch_.device_results) {
       bool alone = out.canonical && out.bytes > 0;
       for (const DeviceLeaf& in : scratch_.device_inputs)
@@ -843,19 +853,13 @@ class Invocation {
   // result may be made there.
   void OfferCallerBuffers(std::vector<void*>& buffers,
                           std::vector<int64_t>& bytes) {
-    std::vector<int64_t>& sizes = scratch_.layout_sizes;
-    std::vector<int64_t>& strides = scratch_.layout_strides;
-    std::vector<int64_t>& user_strides = scratch_.layout_user_strides;
     for (int64_t i = 0; i < entry_.num_results; ++i) {
       const DeltaAbiLeaf& leaf = entry_.results[i];
       const UserArray& array = scratch_.outputs[static_cast<size_t>(i)].array;
-      if (leaf.rank == 0 || array.on_device) continue;
-      CanonicalLayout(leaf, array, sizes, strides, user_strides);
-      bool compact = true;
-      for (size_t k = 0; k < sizes.size(); ++k)
-        compact &= sizes[k] <= 1 || strides[k] == user_strides[k];
+      if (leaf.rank == 0 || array.on_device || !IsCanonicalCompact(leaf, array))
+        continue;
       Span span = SpanOf(leaf, array);
-      if (!compact || span.begin == span.end) continue;
+      if (span.begin == span.end) continue;
       bool alone = true;
       for (int64_t j = 0; j < entry_.num_params && alone; ++j)
         if (entry_.params[j].rank > 0)

@@ -220,7 +220,7 @@ template <typename T, int kW, int kMr, int kNv, bool kFma, bool kAInPlace>
         std::memcpy(&acc[r][v], &tile[r][v * kW], sizeof(V));
   }
   // Four depths per trip: the Transformer block's gradient and forward
-  // ran 3-7% faster with AVX2 (same-process alternation, 1 thread); two
+  // ran 1.5-7% faster with AVX2 (same-process alternation, 1 thread); two
   // were as fast, eight 1.6x slower (Note [Micro-kernel unrolling] in
   // docs/performance.md). Each accumulator's sum keeps its order.
 #pragma clang loop unroll_count(4)
