@@ -2,9 +2,10 @@
 """Delta's model suite against JAX and PyTorch (eager and torch.compile):
 builds each bench/models/*.dl with `dlc build -O3 --lib` at each size,
 installs jax[cpu] and torch from PyPI into a virtual environment (once),
-runs every implementation in its own process on 1 and 2 threads, checks
+runs every implementation in its own process on 1 and 2 threads, in
+alternating short bursts (Note [Paired bursts] in bench/README.md), checks
 that their results agree, and prints one table of medians with the
-Delta/JAX and Delta/PyTorch ratios; compile (dlc) and first-call (JIT)
+Delta/JAX and Delta/PyTorch ratios (medians of the paired bursts' ratios); compile (dlc) and first-call (JIT)
 times are separate columns. See bench/README.md and docs/performance.md.
 Never run by the test suite."""
 import argparse
@@ -12,10 +13,12 @@ import datetime
 import importlib.util
 import json
 import os
+import select
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -40,6 +43,8 @@ cpu_name, fmt_time, log = _helpers.cpu_name, _helpers.fmt_time, _helpers.log
 
 PACKAGES = ["jax[cpu]", "torch", "numpy"]
 IMPLS = ["delta", "jax", "torch", "torch.compile"]
+# Calls in one burst at least (Note [Paired bursts]).
+BURST_REPS = 3
 
 
 def ensure_venv(venv):
@@ -82,29 +87,96 @@ def build(args, case, label):
     return out, build_library(args.dlc, case, case.sizes[label], out)
 
 
-def measure(args, python, impl, case, label, threads, lib_dir, out_dir):
-    env = dict(os.environ)
-    env.pop("OPENBLAS_CORETYPE", None)
-    for var in ("DELTA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                "OPENBLAS_NUM_THREADS", "BENCH_THREADS"):
-        env[var] = str(threads)
-    env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=%s" % (
-        "true" if threads > 1 else "false")
-    command = ["taskset", "-c", ",".join(str(c) for c in range(threads)),
-               python, os.path.join(HERE, "worker.py"), impl, case.name,
-               label, out_dir, lib_dir]
-    try:
-        result = subprocess.run(command, env=env, capture_output=True,
-                                text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        log("%s %s %s: over %d s, skipped" % (impl, case.name, label,
-                                              args.timeout))
+class Worker:
+    """One implementation of one case at one size and thread count, in its
+    own process (worker.py --serve), pinned to that many cores; the first
+    call (compile or trace) has run once the constructor returns."""
+
+    def __init__(self, args, python, impl, case, label, threads, lib_dir,
+                 out_dir):
+        env = dict(os.environ)
+        env.pop("OPENBLAS_CORETYPE", None)
+        for var in ("DELTA_NUM_THREADS", "OMP_NUM_THREADS",
+                    "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "BENCH_THREADS"):
+            env[var] = str(threads)
+        env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=%s" % (
+            "true" if threads > 1 else "false")
+        command = ["taskset", "-c", ",".join(str(c) for c in range(threads)),
+                   python, os.path.join(HERE, "worker.py"), "--serve", impl,
+                   case.name, label, out_dir, lib_dir]
+        self.name = "%s %s %s" % (impl, case.name, label)
+        self.timeout = args.timeout
+        # stderr to a file: a chatty library must never fill a pipe that
+        # nobody reads and stall the worker.
+        self.errors = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.errors, text=True)
+        self.first = self._answer()
+
+    def burst(self, seconds, reps):
+        """The median time of calls run for `seconds` (at least `reps`)."""
+        if self.process is None:
+            return None
+        self.process.stdin.write("burst %g %d\n" % (seconds, reps))
+        self.process.stdin.flush()
+        return self._answer()
+
+    def close(self):
+        if self.process is not None:
+            self.process.stdin.close()
+            self.process.wait()
+            self.process = None
+
+    def _answer(self):
+        """The worker's next JSON line; None (and the worker stopped) if it
+        failed or took longer than --timeout."""
+        ready, _, _ = select.select([self.process.stdout], [], [],
+                                    self.timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if line:
+            return json.loads(line)
+        self.process.kill()
+        self.process.wait()
+        self.errors.seek(0)
+        log("%s: %s\n%s" % (self.name, "failed" if ready else "over %d s, "
+                            "skipped" % self.timeout,
+                            self.errors.read()[-2000:]))
+        self.process = None
         return None
-    if result.returncode != 0:
-        log("%s %s %s failed:\n%s" % (impl, case.name, label,
-                                      result.stderr[-2000:]))
-        return None
-    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def measure_row(args, python, impls, case, label, threads, lib_dir,
+                out_dir):
+    """Note [Paired bursts]: every implementation's worker starts (and
+    makes its first call) first; then --rounds rounds of one short burst
+    each, in turn, the order reversed every other round. Returns
+    {impl: [burst median or None per round]} and each one's first call."""
+    workers = {}
+    for impl in impls:
+        if impl == "torch.compile" and not case.compile_torch:
+            continue
+        log("%s %s: starting %s on %d thread(s)" % (case.name, label, impl,
+                                                     threads))
+        worker = Worker(args, python, impl, case, label, threads, lib_dir,
+                        out_dir)
+        if worker.first is not None:
+            workers[impl] = worker
+    medians = {impl: [] for impl in workers}
+    for round_index in range(args.rounds):
+        order = list(workers) if round_index % 2 == 0 else \
+            list(reversed(list(workers)))
+        for impl in order:
+            # A pause between bursts: threads that spin after a call (the
+            # pools of Delta, XLA and OpenMP) stop before the next one.
+            time.sleep(0.02)
+            answer = workers[impl].burst(args.burst, BURST_REPS)
+            medians[impl].append(answer and answer["median_s"])
+    for worker in workers.values():
+        worker.close()
+    return medians, {impl: w.first["first_call_s"]
+                     for impl, w in workers.items()}
 
 
 def disagreement(out_dir, impl, case, count):
@@ -138,9 +210,13 @@ def main():
                         help="all, or the first size of each case: first")
     parser.add_argument("--impls", default=",".join(IMPLS))
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="runs of each implementation, interleaved; "
-                        "the table shows the median of their medians")
+    parser.add_argument("--rounds", type=int, default=9,
+                        help="bursts of each implementation, in turn; the "
+                        "table shows the median of their medians and of "
+                        "the rounds' ratios")
+    parser.add_argument("--burst", type=float, default=0.2,
+                        help="seconds of calls in one burst (at least %d "
+                        "calls)" % BURST_REPS)
     parser.add_argument("--timeout", type=int, default=600,
                         help="seconds for one implementation at one size")
     args = parser.parse_args()
@@ -162,32 +238,29 @@ def main():
             for t in threads:
                 row = {"case": case.name, "size": label, "threads": t,
                        "dlc_s": compile_s}
-                # Rounds of every implementation in turn: a neighbour's
-                # burst on a shared machine then slows one round of each,
-                # not every run of one (Note [Rounds] in bench/README.md).
-                runs = {}
-                for round_index in range(args.rounds):
-                    for impl in impls:
-                        if impl == "torch.compile" and \
-                                not case.compile_torch:
-                            continue
-                        log("%s %s: %s on %d thread(s), round %d" % (
-                            case.name, label, impl, t, round_index + 1))
-                        m = measure(args, python, impl, case, label, t,
-                                    lib_dir, out_dir)
-                        if m is not None:
-                            runs.setdefault(impl, []).append(m)
-                for impl, ms in runs.items():
-                    row[impl] = statistics.median(m["median_s"] for m in ms)
-                    row[impl + " first"] = ms[0]["first_call_s"]
-                    if impl != "delta" and "delta" in row:
-                        error = disagreement(
-                            out_dir, impl, case,
-                            len(case.shapes(case.sizes[label])))
-                        row[impl + " error"] = error
-                        if error > case.tolerance:
-                            log("DISAGREE: %s %s %s: %.3g" % (
-                                case.name, label, impl, error))
+                medians, firsts = measure_row(args, python, impls, case,
+                                              label, t, lib_dir, out_dir)
+                for impl, times in medians.items():
+                    done = [x for x in times if x is not None]
+                    if not done:
+                        continue
+                    row[impl] = statistics.median(done)
+                    row[impl + " first"] = firsts[impl]
+                    if impl == "delta" or "delta" not in medians:
+                        continue
+                    # The ratio of each round's pair, then their median.
+                    pairs = [d / x for d, x in zip(medians["delta"], times)
+                             if d is not None and x is not None]
+                    if pairs:
+                        row["delta/" + impl] = statistics.median(pairs)
+                        row["delta/" + impl + " rounds"] = pairs
+                    error = disagreement(
+                        out_dir, impl, case,
+                        len(case.shapes(case.sizes[label])))
+                    row[impl + " error"] = error
+                    if error > case.tolerance:
+                        log("DISAGREE: %s %s %s: %.3g" % (
+                            case.name, label, impl, error))
                 rows.append(row)
     load_after = open("/proc/loadavg").read().split()[:3]
     print_table(rows, cases.CASES)
@@ -211,20 +284,21 @@ def print_table(rows, all_cases):
     lines = []
     for r in rows:
         def ratio(ref):
-            if "delta" not in r or ref not in r:
-                return "-"
-            return "%.2f" % (r["delta"] / r[ref])
-        torch_best = min((r[i] for i in ("torch", "torch.compile")
-                          if i in r), default=None)
+            """The median of the rounds' paired ratios (Note [Paired
+            bursts]), or None."""
+            if "delta/" + ref not in r:
+                return None
+            return r["delta/" + ref]
+        torch_best = min((x for x in (ratio("torch"), ratio("torch.compile"))
+                          if x is not None), default=None)
         agree = all(r.get(i + " error", 0) <= tolerance[r["case"]]
                     for i in IMPLS[1:])
         lines.append((
             r["case"], r["size"], str(r["threads"]),
             fmt_time(r.get("delta")), fmt_time(r.get("jax")),
             fmt_time(r.get("torch")), fmt_time(r.get("torch.compile")),
-            ratio("jax"),
-            "%.2f" % (r["delta"] / torch_best) if torch_best and
-            "delta" in r else "-",
+            "%.2f" % ratio("jax") if ratio("jax") is not None else "-",
+            "%.2f" % torch_best if torch_best is not None else "-",
             "%.1f s" % r["dlc_s"],
             fmt_time(r.get("jax first")),
             fmt_time(r.get("torch.compile first")),

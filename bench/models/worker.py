@@ -6,8 +6,15 @@ calls as in bench/common.h (at least BENCH_MIN_REPS = 5 runs and
 BENCH_MIN_TIME = 0.3 s). Prints one JSON line; saves the results as .npy
 for run.py's agreement check.
 
-Usage: worker.py IMPL CASE SIZE_LABEL OUT_DIR [DELTA_LIB_DIR]
-IMPL is delta, jax, torch or torch.compile."""
+Usage: worker.py [--serve] IMPL CASE SIZE_LABEL OUT_DIR [DELTA_LIB_DIR]
+IMPL is delta, jax, torch or torch.compile.
+
+With --serve the worker stays up after the first call: it prints one
+JSON line (the first call's time), then answers each line `burst S` on
+standard input with the median of calls timed for at least S seconds
+(and at least BENCH_MIN_REPS calls), until `quit` or the end of input.
+run.py alternates short bursts of every implementation this way (Note
+[Paired bursts] in bench/README.md)."""
 import json
 import os
 import statistics
@@ -26,7 +33,20 @@ def timed(fn, sync):
     return time.perf_counter() - start
 
 
+def burst(call, sync, min_time, min_reps):
+    """Times calls until min_reps of them and min_time seconds; at most
+    200."""
+    times = []
+    while len(times) < 200 and (len(times) < min_reps or
+                                sum(times) < min_time):
+        times.append(timed(call, sync))
+    return times
+
+
 def main():
+    serve = sys.argv[1] == "--serve"
+    if serve:
+        del sys.argv[1]
     impl, case_name, label, out_dir = sys.argv[1:5]
     case = next(c for c in cases.CASES if c.name == case_name)
     sizes = case.sizes[label]
@@ -64,18 +84,26 @@ def main():
 
     first = timed(call, sync)
     results = to_numpy(sync(call()))
-    min_time = float(os.environ.get("BENCH_MIN_TIME", "0.3"))
-    min_reps = int(os.environ.get("BENCH_MIN_REPS", "5"))
-    times = []
-    while len(times) < 200 and (len(times) < min_reps or
-                                sum(times) < min_time):
-        times.append(timed(call, sync))
     os.makedirs(out_dir, exist_ok=True)
     for k, r in enumerate(results):
         np.save(os.path.join(out_dir, "%s_%d.npy" % (impl, k)), r)
-    print(json.dumps({"case": case_name, "size": label, "impl": impl,
-                      "threads": threads, "median_s": statistics.median(times),
-                      "first_call_s": first, "reps": len(times)}))
+    min_time = float(os.environ.get("BENCH_MIN_TIME", "0.3"))
+    min_reps = int(os.environ.get("BENCH_MIN_REPS", "5"))
+    report = {"case": case_name, "size": label, "impl": impl,
+              "threads": threads, "first_call_s": first}
+    if not serve:
+        times = burst(call, sync, min_time, min_reps)
+        report.update(median_s=statistics.median(times), reps=len(times))
+        print(json.dumps(report))
+        return
+    print(json.dumps(report), flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if not words or words[0] == "quit":
+            return
+        times = burst(call, sync, float(words[1]), min_reps)
+        print(json.dumps({"median_s": statistics.median(times),
+                          "reps": len(times)}), flush=True)
 
 
 if __name__ == "__main__":
