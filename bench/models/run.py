@@ -5,9 +5,10 @@ installs jax[cpu] and torch from PyPI into a virtual environment (once),
 runs every implementation in its own process on 1 and 2 threads, in
 alternating short bursts (Note [Paired bursts] in bench/README.md), checks
 that their results agree, and prints one table of medians with the
-Delta/JAX and Delta/PyTorch ratios (medians of the paired bursts' ratios); compile (dlc) and first-call (JIT)
-times are separate columns. See bench/README.md and docs/performance.md.
-Never run by the test suite."""
+Delta/JAX and Delta/PyTorch ratios (medians of the paired bursts'
+ratios); compile (dlc) and first-call (JIT) times are separate columns.
+See bench/README.md and docs/performance.md. Never run by the test
+suite."""
 import argparse
 import datetime
 import importlib.util
@@ -165,8 +166,9 @@ def measure_row(args, python, impls, case, label, threads, lib_dir,
             workers[impl] = worker
     medians = {impl: [] for impl in workers}
     for round_index in range(args.rounds):
-        order = list(workers) if round_index % 2 == 0 else \
-            list(reversed(list(workers)))
+        order = list(workers)
+        if round_index % 2 == 1:
+            order.reverse()
         for impl in order:
             # A pause between bursts: threads that spin after a call (the
             # pools of Delta, XLA and OpenMP) stop before the next one.
@@ -286,9 +288,7 @@ def print_table(rows, all_cases):
         def ratio(ref):
             """The median of the rounds' paired ratios (Note [Paired
             bursts]), or None."""
-            if "delta/" + ref not in r:
-                return None
-            return r["delta/" + ref]
+            return r.get("delta/" + ref)
         torch_best = min((x for x in (ratio("torch"), ratio("torch.compile"))
                           if x is not None), default=None)
         agree = all(r.get(i + " error", 0) <= tolerance[r["case"]]

@@ -10,9 +10,10 @@ Usage: worker.py [--serve] IMPL CASE SIZE_LABEL OUT_DIR [DELTA_LIB_DIR]
 IMPL is delta, jax, torch or torch.compile.
 
 With --serve the worker stays up after the first call: it prints one
-JSON line (the first call's time), then answers each line `burst S` on
-standard input with the median of calls timed for at least S seconds
-(and at least BENCH_MIN_REPS calls), until `quit` or the end of input.
+JSON line (the first call's time), then answers each line `burst S N`
+on standard input with the median of calls timed for at least S seconds
+and at least N calls (BENCH_MIN_REPS without N), until `quit` or the end
+of input.
 run.py alternates short bursts of every implementation this way (Note
 [Paired bursts] in bench/README.md)."""
 import json
@@ -101,7 +102,8 @@ def main():
         words = line.split()
         if not words or words[0] == "quit":
             return
-        times = burst(call, sync, float(words[1]), min_reps)
+        reps = int(words[2]) if len(words) > 2 else min_reps
+        times = burst(call, sync, float(words[1]), reps)
         print(json.dumps({"median_s": statistics.median(times),
                           "reps": len(times)}), flush=True)
 
